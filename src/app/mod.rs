@@ -1,0 +1,102 @@
+//! The commands: glue from flags to sources, the pipeline and renderers. Errors carry the exit
+//! code a script can rely on.
+
+mod explain;
+mod output;
+mod whatif;
+
+use crate::cli::{Cli, Command, EXIT_CODES};
+use clap::{CommandFactory, Parser};
+use std::fmt;
+
+pub const EXIT_FITS: i32 = 0;
+pub const EXIT_UNSCHEDULABLE: i32 = 1;
+pub const EXIT_BAD_INPUT: i32 = 2;
+pub const EXIT_CLUSTER: i32 = 3;
+
+/// An error with its exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: i32,
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    pub fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            code: EXIT_BAD_INPUT,
+            error: error.into(),
+        }
+    }
+
+    pub fn cluster(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            code: EXIT_CLUSTER,
+            error: error.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#}", self.error)
+    }
+}
+
+pub type Outcome = Result<i32, Failure>;
+
+/// Entry point of every binary. `plugin` is the subcommand a `kubectl-sched_<plugin>` binary
+/// stands for, so `kubectl sched-whatif -f pod.yaml` means `kubectl-sched whatif -f pod.yaml`.
+pub fn main(plugin: Option<&str>) -> i32 {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(sub) = plugin {
+        args.insert(1.min(args.len()), sub.into());
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_BAD_INPUT } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let verbose = cli.global.verbose;
+    match run(cli) {
+        Ok(code) => code,
+        Err(f) => {
+            if verbose > 0 {
+                eprintln!("error: {:?}", f.error);
+            } else {
+                eprintln!("error: {f}");
+            }
+            f.code
+        }
+    }
+}
+
+fn run(cli: Cli) -> Outcome {
+    match &cli.command {
+        Command::Whatif(args) => whatif::run(&cli.global, args),
+        Command::Explain(args) => explain::run(&cli.global, args),
+        Command::Lease(_) | Command::Snapshot(_) => Err(Failure::bad_input(anyhow::anyhow!(
+            "this command reads a live cluster, which this version of kubectl-sched cannot do yet"
+        ))),
+        Command::Completions { shell } => {
+            print!("{}", completions(*shell));
+            Ok(EXIT_FITS)
+        }
+    }
+}
+
+/// The completion script for a shell, generated from the flag definitions.
+pub fn completions(shell: clap_complete::Shell) -> String {
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "kubectl-sched", &mut buf);
+    String::from_utf8(buf).expect("completion scripts are UTF-8")
+}
+
+#[doc(hidden)]
+pub fn exit_codes_help() -> &'static str {
+    EXIT_CODES
+}

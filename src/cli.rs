@@ -1,0 +1,155 @@
+//! Command-line flags, defined once (clap derive). The binaries only call `crate::app::main`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+pub const EXIT_CODES: &str = "Exit codes: 0 the pod fits (or the command succeeded), 1 the pod fits no node, \
+2 bad input (files, flags, configuration), 3 cluster or API error.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kubectl-sched",
+    version,
+    about = "Explain kube-scheduler v1.34 decisions: why a pod fits, how it scores, what it would evict",
+    after_help = EXIT_CODES,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Where would this pod go, and what would it evict? (kubectl sched-whatif)
+    Whatif(WhatifArgs),
+    /// Why is this pod pending, or why did it land where it did? (kubectl sched-explain)
+    Explain(ExplainArgs),
+    /// Who holds each leader-election lease, and is it fresh? (kubectl sched-lease)
+    Lease(LeaseArgs),
+    /// Save the cluster state this tool reads, for offline analysis
+    Snapshot(SnapshotArgs),
+    /// Print shell completions
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Flags every command shares: where the cluster state comes from and how output looks.
+#[derive(Args, Debug, Clone)]
+pub struct GlobalArgs {
+    /// Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz
+    /// accepted) instead of the API server
+    #[arg(long, global = true, value_name = "PATH")]
+    pub snapshot: Option<String>,
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use
+    #[arg(long, global = true)]
+    pub context: Option<String>,
+    /// The kubeconfig cluster to use
+    #[arg(long, global = true)]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use
+    #[arg(long, global = true)]
+    pub user: Option<String>,
+    /// Namespace (default: the context's namespace, else "default")
+    #[arg(short = 'n', long, global = true)]
+    pub namespace: Option<String>,
+    /// How long to wait for each API request (e.g. 10s, 1m; 0 waits forever)
+    #[arg(long, global = true, value_name = "DURATION")]
+    pub request_timeout: Option<String>,
+    /// Read with a consistent (quorum) list from etcd instead of the API server's watch cache
+    #[arg(long, global = true)]
+    pub consistent_read: bool,
+    /// Output format
+    #[arg(short = 'o', long, global = true, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// When to use colours (NO_COLOR in the environment also turns them off)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// More detail on errors and warnings
+    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// A table readable at 80 columns
+    Table,
+    /// The table with a column per score plugin
+    Wide,
+    Json,
+    Yaml,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SchedulerArgs {
+    /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Filter and score nodes on one thread (results are identical; for comparison)
+    #[arg(long, hide = true)]
+    pub serial: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WhatifArgs {
+    /// The pod to place (YAML or JSON; - for stdin)
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: String,
+    #[command(flatten)]
+    pub scheduler: SchedulerArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExplainArgs {
+    /// The pod: NAME, pod/NAME, pods/NAME or NAMESPACE/NAME
+    #[arg(value_name = "POD")]
+    pub pod: Option<String>,
+    /// Explain every pending pod, one line each
+    #[arg(short = 'A', long = "all-pending", conflicts_with = "pod")]
+    pub all_pending: bool,
+    #[command(flatten)]
+    pub scheduler: SchedulerArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LeaseArgs {
+    /// One lease: NAME or lease/NAME (default: every leader-election lease)
+    #[arg(value_name = "LEASE")]
+    pub lease: Option<String>,
+    /// Every namespace (the default unless -n is given)
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Node heartbeat leases: kubelets that stopped renewing, stalest first
+    #[arg(long)]
+    pub nodes: bool,
+    /// Stream changes as an incident timeline until interrupted
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// With --watch, also print every renewal
+    #[arg(long, requires = "watch")]
+    pub renewals: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SnapshotArgs {
+    /// Where to write: .json or .yaml by extension, .gz to compress
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: String,
+    /// Keep env values, large annotations and managedFields
+    #[arg(long)]
+    pub no_redact: bool,
+}

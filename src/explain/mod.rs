@@ -1,0 +1,301 @@
+//! The explanation: the documented, stable schema (`-o json|yaml`) that scripts, the conformance
+//! suite and the table view all read. Built from a `CycleResult`; renderers live beside it.
+
+pub mod table;
+
+use crate::framework::runner::{CycleResult, Framework, NodeOutcome};
+use crate::framework::snapshot::Snapshot;
+use crate::framework::status::{Code, Status};
+use crate::model::pod::Pod;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginStatus {
+    pub code: Code,
+    pub reasons: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub enum Stage {
+    /// The pod was never tried (a PreEnqueue plugin such as SchedulingGates held it back).
+    PreEnqueue,
+    /// PreFilter rejected the pod, or its node list left this node out.
+    PreFilter,
+    Filter,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeExplanation {
+    pub name: String,
+    pub feasible: bool,
+    /// Where the node was rejected; null for a feasible node.
+    pub stage: Option<Stage>,
+    /// The first failing plugin, where the real scheduler stops.
+    pub plugin: Option<String>,
+    pub code: Option<Code>,
+    /// That plugin's reasons: what the FailedScheduling message counts.
+    pub reasons: Vec<String>,
+    /// Every failing filter plugin, each judged on its own.
+    pub all_reasons: BTreeMap<String, PluginStatus>,
+    /// Normalised, weighted score per Score plugin (feasible nodes only).
+    pub scores: BTreeMap<String, i64>,
+    pub total: Option<i64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreFilterExplanation {
+    pub code: Code,
+    pub plugin: String,
+    pub reasons: Vec<String>,
+    /// The nodes PreFilter plugins restricted the pod to; null means all nodes.
+    pub node_names: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VictimExplanation {
+    pub pod: String,
+    pub priority: i32,
+    /// PodDisruptionBudgets whose budget this eviction would exceed.
+    pub violates: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CandidateExplanation {
+    pub node: String,
+    pub victims: Vec<VictimExplanation>,
+    #[serde(rename = "numPDBViolations")]
+    pub num_pdb_violations: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionExplanation {
+    /// The node DefaultPreemption nominates (empty if none): the first of `tiedNodes`.
+    pub nominated_node: String,
+    /// The pods it would evict there, `namespace/name`, sorted.
+    pub victims: Vec<String>,
+    pub candidates: Vec<CandidateExplanation>,
+    /// Candidates equally good after every criterion; the real scheduler picks one arbitrarily.
+    pub tied_nodes: Vec<String>,
+    /// The PostFilter plugins' message, as appended to the FailedScheduling event.
+    pub message: String,
+    /// Why the pod may not preempt, when it may not.
+    pub not_eligible: Option<String>,
+    /// Nodes where evicting pods might help (their filter failure is resolvable).
+    pub potential_nodes: Vec<String>,
+    /// Why preemption does not help on each potential node that is not a candidate.
+    pub failures: BTreeMap<String, PluginStatus>,
+    /// How many candidates the real scheduler gathers (from a random start) before choosing.
+    pub sampled_candidates: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    pub pod: String,
+    pub priority: i32,
+    /// The profile (`schedulerName`) that scheduled the pod.
+    pub profile: String,
+    pub num_nodes: usize,
+    pub prefilter: PreFilterExplanation,
+    /// Every node: feasible ones best first, then the others by name.
+    pub nodes: Vec<NodeExplanation>,
+    pub feasible: Vec<String>,
+    /// The nodes with the highest total (the real scheduler picks one at random), sorted.
+    pub selected: Vec<String>,
+    /// Exactly one node was feasible, so the real scheduler did not score (scores shown anyway).
+    pub scoring_skipped: bool,
+    /// The FailedScheduling message; empty when the pod fits.
+    pub message: String,
+    /// The FitError text before the PostFilter plugins' part.
+    pub message_before_post_filter: String,
+    pub preemption: Option<PreemptionExplanation>,
+    /// What VolumeBinding's Reserve/PreBind would do on the selected node.
+    pub binding: Vec<String>,
+    /// Where the real scheduler's view differs from this exhaustive one.
+    pub notes: Vec<String>,
+    /// A plugin failed with an error (the real scheduler would retry the pod).
+    pub error: Option<String>,
+}
+
+impl Explanation {
+    /// The pod fits: a node would be chosen.
+    pub fn fits(&self) -> bool {
+        !self.selected.is_empty()
+    }
+}
+
+fn plugin_status(s: &Status) -> PluginStatus {
+    PluginStatus {
+        code: s.code,
+        reasons: s.reasons.clone(),
+    }
+}
+
+pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) -> Explanation {
+    let name_of = |i: usize| snapshot.nodes[i].name().to_string();
+    let score_of: BTreeMap<usize, &crate::framework::runner::NodeScores> = r.feasible.iter().copied().zip(&r.scores).collect();
+    let mut nodes: Vec<NodeExplanation> = snapshot
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, ni)| {
+            let mut e = NodeExplanation {
+                name: ni.name().to_string(),
+                feasible: false,
+                stage: None,
+                plugin: None,
+                code: None,
+                reasons: Vec::new(),
+                all_reasons: BTreeMap::new(),
+                scores: BTreeMap::new(),
+                total: None,
+            };
+            if let Some(g) = &r.gated {
+                e.stage = Some(Stage::PreEnqueue);
+                e.plugin = Some(g.plugin.to_string());
+                e.code = Some(g.code);
+                e.reasons = g.reasons.clone();
+                return e;
+            }
+            match &r.nodes[i] {
+                NodeOutcome::Excluded => {
+                    if let Some(s) = &r.excluded_status {
+                        e.stage = Some(Stage::PreFilter);
+                        e.plugin = (!s.plugin.is_empty()).then(|| s.plugin.to_string());
+                        e.code = Some(s.code);
+                        e.reasons = s.reasons.clone();
+                    }
+                }
+                NodeOutcome::Filtered(f) => match &f.first {
+                    Some(first) => {
+                        e.stage = Some(Stage::Filter);
+                        e.plugin = Some(first.plugin.to_string());
+                        e.code = Some(first.code);
+                        e.reasons = first.reasons.clone();
+                        e.all_reasons = f.all.iter().map(|s| (s.plugin.to_string(), plugin_status(s))).collect();
+                    }
+                    None => {
+                        e.feasible = true;
+                        if let Some(scores) = score_of.get(&i) {
+                            e.scores = scores.by_plugin.iter().map(|&(p, s)| (p.to_string(), s)).collect();
+                            e.total = Some(scores.total);
+                        }
+                    }
+                },
+            }
+            e
+        })
+        .collect();
+    nodes.sort_by(|a, b| {
+        b.feasible
+            .cmp(&a.feasible)
+            .then(b.total.cmp(&a.total))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+
+    let prefilter = match &r.gated {
+        Some(g) => PreFilterExplanation {
+            code: g.code,
+            plugin: g.plugin.to_string(),
+            reasons: g.reasons.clone(),
+            node_names: None,
+        },
+        None => PreFilterExplanation {
+            code: r.prefilter.code,
+            plugin: r.prefilter.plugin.to_string(),
+            reasons: r.prefilter.reasons.clone(),
+            node_names: r.prefilter_nodes.as_ref().map(|s| s.iter().map(|n| n.to_string()).collect()),
+        },
+    };
+
+    let mut feasible: Vec<String> = r.feasible.iter().map(|&i| name_of(i)).collect();
+    feasible.sort();
+    let selected: Vec<String> = r.selected.iter().map(|&i| name_of(i)).collect();
+
+    let preemption = r.post_filter.as_ref().map(|pf| {
+        let outcome = pf.preemption.clone().unwrap_or_default();
+        let message = pf.status.message();
+        let nominated = outcome.nominated_node;
+        let mut victims: Vec<String> = outcome
+            .candidates
+            .iter()
+            .find(|c| Some(c.node) == nominated)
+            .map(|c| c.victims.iter().map(|v| v.pod.key()).collect())
+            .unwrap_or_default();
+        victims.sort();
+        PreemptionExplanation {
+            nominated_node: nominated.map(|n| n.to_string()).unwrap_or_default(),
+            victims,
+            candidates: outcome
+                .candidates
+                .iter()
+                .map(|c| CandidateExplanation {
+                    node: c.node.to_string(),
+                    victims: c
+                        .victims
+                        .iter()
+                        .map(|v| VictimExplanation {
+                            pod: v.pod.key(),
+                            priority: v.pod.priority,
+                            violates: v.violates.clone(),
+                        })
+                        .collect(),
+                    num_pdb_violations: c.num_pdb_violations,
+                })
+                .collect(),
+            tied_nodes: outcome.tied.iter().map(|n| n.to_string()).collect(),
+            message,
+            not_eligible: outcome.not_eligible.clone(),
+            potential_nodes: outcome.potential_nodes.iter().map(|n| n.to_string()).collect(),
+            failures: outcome.failures.iter().map(|(n, s)| (n.to_string(), plugin_status(s))).collect(),
+            sampled_candidates: outcome.sampled_candidates,
+        }
+    });
+
+    let mut notes = Vec::new();
+    if r.gated.is_none() && r.error.is_none() {
+        if r.nominated_fast_path.is_some() {
+            notes.push(format!(
+                "the pod's nominated node {} passes every filter: kube-scheduler takes it without evaluating other nodes",
+                selected.first().cloned().unwrap_or_default()
+            ));
+        } else if r.scoring_skipped {
+            notes.push("exactly one node is feasible: kube-scheduler chooses it without scoring; the scores are shown for reference".into());
+        }
+        if r.feasible.len() > r.num_nodes_to_find {
+            notes.push(format!(
+                "kube-scheduler stops filtering after finding {} feasible nodes (percentageOfNodesToScore) and scores only those, starting where its previous cycle stopped; its choice may differ among the {} feasible nodes shown here",
+                r.num_nodes_to_find,
+                r.feasible.len()
+            ));
+        }
+        if selected.len() > 1 && r.nominated_fast_path.is_none() {
+            notes.push(format!("{} nodes tie for the highest score: kube-scheduler picks one of them at random", selected.len()));
+        }
+    }
+
+    Explanation {
+        pod: pod.key(),
+        priority: pod.priority,
+        profile: fw.profile.clone(),
+        num_nodes: snapshot.num_nodes(),
+        prefilter,
+        nodes,
+        feasible,
+        selected,
+        scoring_skipped: r.scoring_skipped,
+        message: r.message.clone(),
+        message_before_post_filter: r.message_before_post_filter.clone(),
+        preemption,
+        binding: r.binding.clone(),
+        notes,
+        error: r.error.as_ref().map(Status::message),
+    }
+}

@@ -1,0 +1,246 @@
+//! The human view of an explanation: one row per node, best first, with the first failing plugin
+//! and its reasons, the scores and the total; then what the real scheduler would say and do.
+//! Readable at 80 columns; `wide` adds a column per Score plugin.
+
+use super::{Explanation, NodeExplanation, Stage};
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
+use owo_colors::OwoColorize;
+use std::fmt::Write;
+
+/// Colours on or off, decided once from `--color` and the environment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(&self, s: &str, f: impl Fn(&str) -> String) -> String {
+        if self.color { f(s) } else { s.to_string() }
+    }
+    pub fn good(&self, s: &str) -> String {
+        self.paint(s, |s| s.green().to_string())
+    }
+    pub fn bad(&self, s: &str) -> String {
+        self.paint(s, |s| s.red().to_string())
+    }
+    pub fn warn(&self, s: &str) -> String {
+        self.paint(s, |s| s.yellow().to_string())
+    }
+    pub fn bold(&self, s: &str) -> String {
+        self.paint(s, |s| s.bold().to_string())
+    }
+    pub fn dim(&self, s: &str) -> String {
+        self.paint(s, |s| s.dimmed().to_string())
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TableOptions {
+    pub wide: bool,
+    pub width: u16,
+    pub style: Style,
+}
+
+fn verdict(n: &NodeExplanation, selected: bool, style: Style) -> String {
+    if n.feasible {
+        if selected { style.good("fits *") } else { style.good("fits") }
+    } else {
+        match n.stage {
+            Some(Stage::PreEnqueue) => style.dim("not tried"),
+            _ => style.bad("no"),
+        }
+    }
+}
+
+fn why(n: &NodeExplanation) -> String {
+    if n.feasible {
+        return String::new();
+    }
+    let mut out = String::new();
+    if let Some(p) = &n.plugin {
+        let _ = write!(out, "{p}: ");
+    } else if n.stage == Some(Stage::PreFilter) {
+        out.push_str("PreFilter: ");
+    }
+    out.push_str(&n.reasons.join("; "));
+    // Other filters that fail too, which the real scheduler never ran on this node.
+    let others: Vec<String> = n
+        .all_reasons
+        .iter()
+        .filter(|(p, _)| Some(*p) != n.plugin.as_ref())
+        .map(|(p, s)| format!("{p}: {}", s.reasons.join("; ")))
+        .collect();
+    if !others.is_empty() {
+        let _ = write!(out, "\n(also {})", others.join("; "));
+    }
+    out
+}
+
+fn header(e: &Explanation, style: Style) -> String {
+    format!(
+        "{} {} (priority {}, profile {}) on {} node(s)\n",
+        style.bold("Pod"),
+        style.bold(&e.pod),
+        e.priority,
+        e.profile,
+        e.num_nodes
+    )
+}
+
+pub fn render(e: &Explanation, opts: TableOptions) -> String {
+    let style = opts.style;
+    let mut out = header(e, style);
+    if e.prefilter.plugin == "SchedulingGates" {
+        let _ = writeln!(
+            out,
+            "\n{} the pod is held back by scheduling gates and is never tried (SchedulingGates): {}",
+            style.warn("Not scheduled:"),
+            e.prefilter.reasons.join("; ")
+        );
+        return out;
+    }
+    let score_plugins: Vec<String> = {
+        let mut v: Vec<String> = e.nodes.iter().flat_map(|n| n.scores.keys().cloned()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mut table = Table::new();
+    table
+        .load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(opts.width);
+    let mut head = vec![Cell::new("NODE"), Cell::new("FITS"), Cell::new("FIRST FAILING PLUGIN: REASONS")];
+    if opts.wide {
+        head.extend(score_plugins.iter().map(Cell::new));
+    }
+    head.push(Cell::new("SCORE"));
+    table.set_header(head);
+    for n in &e.nodes {
+        let selected = e.selected.contains(&n.name);
+        let mut row = vec![Cell::new(&n.name), Cell::new(verdict(n, selected, style)), Cell::new(why(n))];
+        if opts.wide {
+            for p in &score_plugins {
+                row.push(Cell::new(n.scores.get(p).map(|s| s.to_string()).unwrap_or_default()).set_alignment(CellAlignment::Right));
+            }
+        }
+        row.push(Cell::new(n.total.map(|t| t.to_string()).unwrap_or_default()).set_alignment(CellAlignment::Right));
+        table.add_row(row);
+    }
+    let _ = writeln!(out, "{table}");
+    out.push('\n');
+    summary(e, style, &mut out);
+    out
+}
+
+fn summary(e: &Explanation, style: Style, out: &mut String) {
+    if let Some(err) = &e.error {
+        let _ = writeln!(out, "{} {err}", style.bad("Error:"));
+        return;
+    }
+    if e.fits() {
+        let best = e.nodes.iter().find(|n| n.name == e.selected[0]).and_then(|n| n.total).unwrap_or(0);
+        if e.selected.len() == 1 {
+            let _ = writeln!(out, "{} {} (score {best})", style.good("Would be scheduled on"), style.bold(&e.selected[0]));
+        } else {
+            let _ = writeln!(
+                out,
+                "{} one of {} (tied at score {best})",
+                style.good("Would be scheduled on"),
+                style.bold(&e.selected.join(", "))
+            );
+        }
+    } else {
+        let _ = writeln!(out, "{} {}", style.bad("Unschedulable:"), e.message);
+        if e.prefilter.code != crate::framework::status::Code::Success && !e.prefilter.plugin.is_empty() {
+            let _ = writeln!(out, "  rejected before any node was tried, by {} (PreFilter)", e.prefilter.plugin);
+        }
+    }
+    if let Some(p) = &e.preemption {
+        preemption(e, p, style, out);
+    }
+    for b in &e.binding {
+        let _ = writeln!(out, "{} {b}", style.dim("VolumeBinding:"));
+    }
+    for note in &e.notes {
+        let _ = writeln!(out, "{} {note}", style.dim("Note:"));
+    }
+}
+
+fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, out: &mut String) {
+    out.push('\n');
+    if p.message == crate::plugins::dynamic_resources::ERR_NOT_FOUND {
+        let _ = writeln!(
+            out,
+            "{} the message ends in \"not found\": a PreFilter plugin rejected the pod before DynamicResources' PreFilter ran, so its PostFilter finds no state and fails with that text; preemption is never attempted.",
+            style.bold("Preemption:")
+        );
+        return;
+    }
+    if let Some(reason) = &p.not_eligible {
+        let _ = writeln!(out, "{} the pod may not preempt: {reason}", style.bold("Preemption:"));
+        return;
+    }
+    if !p.nominated_node.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} would nominate {} and evict {}",
+            style.bold("Preemption:"),
+            style.bold(&p.nominated_node),
+            p.victims.join(", ")
+        );
+        if p.tied_nodes.len() > 1 {
+            let _ = writeln!(
+                out,
+                "  {} candidates are equally good ({}): kube-scheduler picks one arbitrarily",
+                p.tied_nodes.len(),
+                p.tied_nodes.join(", ")
+            );
+        }
+        let mut t = Table::new();
+        t.load_style(presets::NOTHING).set_content_arrangement(ContentArrangement::Dynamic);
+        t.set_header(vec!["CANDIDATE", "VICTIM", "PRIORITY", "VIOLATES PDB", "PDB VIOLATIONS"]);
+        for c in &p.candidates {
+            for (i, v) in c.victims.iter().enumerate() {
+                let node = if i == 0 {
+                    if c.node == p.nominated_node { format!("{} *", c.node) } else { c.node.clone() }
+                } else {
+                    String::new()
+                };
+                let count = if i == 0 { c.num_pdb_violations.to_string() } else { String::new() };
+                t.add_row(vec![node, v.pod.clone(), v.priority.to_string(), v.violates.join(", "), count]);
+            }
+        }
+        let _ = writeln!(out, "{t}");
+        if p.potential_nodes.len() > p.sampled_candidates {
+            let _ = writeln!(
+                out,
+                "  kube-scheduler evaluates candidates from a random node until it has {} of them, so its choice may differ",
+                p.sampled_candidates
+            );
+        }
+        return;
+    }
+    let _ = writeln!(out, "{} will not help: {}", style.bold("Preemption"), plain_reason(e, p));
+    out.push_str("  (the message starts with \"no new claims to deallocate\": the DynamicResources PostFilter runs first in the v1.34 default profile and has nothing to free for a pod without resource claims)\n");
+}
+
+/// Why preemption cannot help, in words: which filters block which nodes.
+fn plain_reason(e: &Explanation, p: &super::PreemptionExplanation) -> String {
+    use std::collections::BTreeMap;
+    let mut unresolvable: BTreeMap<String, usize> = BTreeMap::new();
+    for n in &e.nodes {
+        if !p.potential_nodes.contains(&n.name) {
+            let key = n.plugin.clone().unwrap_or_else(|| "PreFilter".into());
+            *unresolvable.entry(key).or_default() += 1;
+        }
+    }
+    let mut parts: Vec<String> = unresolvable
+        .iter()
+        .map(|(plugin, count)| format!("{count} node(s) fail {plugin}, which evicting pods cannot fix"))
+        .collect();
+    for (node, s) in &p.failures {
+        parts.push(format!("on {node}: {}", s.reasons.join("; ")));
+    }
+    parts.join("; ")
+}

@@ -1,0 +1,10 @@
+//! The scheduling framework: extension points, cycle state, the runner that executes a profile,
+//! and the FitError message.
+
+pub mod cycle_state;
+pub mod fit_error;
+pub mod plugin;
+pub mod profile;
+pub mod runner;
+pub mod snapshot;
+pub mod status;

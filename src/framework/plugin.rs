@@ -1,0 +1,126 @@
+//! The extension points of `framework/interface.go`, as one trait whose methods default to "not
+//! implemented here"; `points()` says which ones a plugin really extends.
+
+use super::cycle_state::CycleState;
+use super::runner::{Framework, NodeToStatus};
+use super::snapshot::Snapshot;
+use super::status::Status;
+use crate::model::intern::Str;
+use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// A set of extension points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Points(u16);
+
+impl Points {
+    pub const NONE: Points = Points(0);
+    pub const PRE_ENQUEUE: Points = Points(1);
+    pub const QUEUE_SORT: Points = Points(1 << 1);
+    pub const PRE_FILTER: Points = Points(1 << 2);
+    pub const FILTER: Points = Points(1 << 3);
+    pub const POST_FILTER: Points = Points(1 << 4);
+    pub const PRE_SCORE: Points = Points(1 << 5);
+    pub const SCORE: Points = Points(1 << 6);
+    pub const RESERVE: Points = Points(1 << 7);
+    pub const PERMIT: Points = Points(1 << 8);
+    pub const PRE_BIND: Points = Points(1 << 9);
+    pub const BIND: Points = Points(1 << 10);
+    pub const POST_BIND: Points = Points(1 << 11);
+
+    pub const fn union(self, other: Points) -> Points {
+        Points(self.0 | other.0)
+    }
+
+    pub const fn contains(self, other: Points) -> bool {
+        self.0 & other.0 == other.0 && other.0 != 0
+    }
+}
+
+impl std::ops::BitOr for Points {
+    type Output = Points;
+    fn bitor(self, rhs: Points) -> Points {
+        self.union(rhs)
+    }
+}
+
+/// What a plugin sees of the cycle: the pod being scheduled and the cluster snapshot.
+#[derive(Clone, Copy)]
+pub struct Cx<'a> {
+    pub pod: &'a Pod,
+    pub snapshot: &'a Snapshot,
+}
+
+/// `PreFilterResult`: `None` means all nodes.
+pub type PreFilterNodes = Option<BTreeSet<Str>>;
+
+/// What a PostFilter plugin did.
+#[derive(Clone, Debug)]
+pub struct PostFilterOutcome {
+    pub status: Status,
+    pub preemption: Option<crate::preemption::Outcome>,
+}
+
+pub trait Plugin: Send + Sync {
+    /// The upstream plugin name (`names.NodeAffinity`, …).
+    fn name(&self) -> &'static str;
+
+    /// The extension points this plugin implements.
+    fn points(&self) -> Points;
+
+    fn pre_enqueue(&self, _pod: &Pod) -> Status {
+        Status::success()
+    }
+
+    fn pre_filter(&self, _cx: &Cx, _state: &mut CycleState) -> (Status, PreFilterNodes) {
+        (Status::success(), None)
+    }
+
+    /// Whether `add_pod`/`remove_pod` (PreFilterExtensions) are implemented.
+    fn has_pre_filter_extensions(&self) -> bool {
+        false
+    }
+
+    fn add_pod(&self, _cx: &Cx, _state: &mut CycleState, _pod_to_add: &Arc<Pod>, _node: &NodeInfo) -> Status {
+        Status::success()
+    }
+
+    fn remove_pod(&self, _cx: &Cx, _state: &mut CycleState, _pod_to_remove: &Pod, _node: &NodeInfo) -> Status {
+        Status::success()
+    }
+
+    fn filter(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Status {
+        Status::success()
+    }
+
+    fn post_filter(&self, _fw: &Framework, _cx: &Cx, _state: &CycleState, _statuses: &NodeToStatus) -> PostFilterOutcome {
+        PostFilterOutcome {
+            status: Status::unschedulable(""),
+            preemption: None,
+        }
+    }
+
+    fn pre_score(&self, _cx: &Cx, _state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
+        Status::success()
+    }
+
+    fn score(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Result<i64, Status> {
+        Ok(0)
+    }
+
+    /// Whether `normalize_score` (ScoreExtensions) is implemented.
+    fn has_score_extensions(&self) -> bool {
+        false
+    }
+
+    fn normalize_score(&self, _cx: &Cx, _state: &CycleState, _scores: &mut [i64]) -> Status {
+        Status::success()
+    }
+
+    /// What this plugin's Reserve/PreBind would do for the chosen node, in words (VolumeBinding).
+    fn describe_binding(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Vec<String> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,101 @@
+//! `fwk.Status`: a code, the reasons, and the plugin that returned it.
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, PartialOrd, Ord, Hash)]
+pub enum Code {
+    Success,
+    Error,
+    Unschedulable,
+    UnschedulableAndUnresolvable,
+    Wait,
+    Skip,
+    Pending,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Success => "Success",
+            Code::Error => "Error",
+            Code::Unschedulable => "Unschedulable",
+            Code::UnschedulableAndUnresolvable => "UnschedulableAndUnresolvable",
+            Code::Wait => "Wait",
+            Code::Skip => "Skip",
+            Code::Pending => "Pending",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    pub code: Code,
+    pub reasons: Vec<String>,
+    /// The upstream plugin name, set by the framework when a plugin returns the status.
+    pub plugin: &'static str,
+}
+
+impl Status {
+    pub fn success() -> Status {
+        Status {
+            code: Code::Success,
+            reasons: Vec::new(),
+            plugin: "",
+        }
+    }
+
+    pub fn new(code: Code, reason: impl Into<String>) -> Status {
+        Status {
+            code,
+            reasons: vec![reason.into()],
+            plugin: "",
+        }
+    }
+
+    pub fn with_reasons(code: Code, reasons: Vec<String>) -> Status {
+        Status { code, reasons, plugin: "" }
+    }
+
+    pub fn skip() -> Status {
+        Status {
+            code: Code::Skip,
+            reasons: Vec::new(),
+            plugin: "",
+        }
+    }
+
+    pub fn unschedulable(reason: impl Into<String>) -> Status {
+        Status::new(Code::Unschedulable, reason)
+    }
+
+    pub fn unresolvable(reason: impl Into<String>) -> Status {
+        Status::new(Code::UnschedulableAndUnresolvable, reason)
+    }
+
+    pub fn error(message: impl Into<String>) -> Status {
+        Status::new(Code::Error, message)
+    }
+
+    pub fn with_plugin(mut self, plugin: &'static str) -> Status {
+        self.plugin = plugin;
+        self
+    }
+
+    pub fn is_success(&self) -> bool {
+        self.code == Code::Success
+    }
+
+    pub fn is_skip(&self) -> bool {
+        self.code == Code::Skip
+    }
+
+    /// Unschedulable or UnschedulableAndUnresolvable.
+    pub fn is_rejected(&self) -> bool {
+        matches!(self.code, Code::Unschedulable | Code::UnschedulableAndUnresolvable)
+    }
+
+    /// `Status.Message()`: the reasons joined by ", ".
+    pub fn message(&self) -> String {
+        self.reasons.join(", ")
+    }
+}

@@ -1,0 +1,15 @@
+//! kubectl-sched: kube-scheduler v1.34.1's decision pipeline, offline and explained.
+//!
+//! Data flows one way: a source (`source`) produces API objects, `model` parses them once into
+//! an indexed `Cluster`, `framework` runs a profile's plugins (`plugins`, `preemption`) over a
+//! `Snapshot` and `explain` turns the result into the documented explanation and its renderings.
+
+pub mod framework;
+pub mod model;
+pub mod plugins;
+pub mod preemption;
+pub mod source;
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod explain;

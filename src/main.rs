@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(kubectl_sched::app::main(None));
+}

@@ -1,0 +1,230 @@
+//! What the API server does to objects before the scheduler sees them: core/v1 defaulting and
+//! the Priority admission plugin. Objects read from files get this first, as in a real cluster.
+
+use super::quantity::Quantity;
+use super::resource::{ContainerResources, PodResources, RequestOptions, ResourceList};
+use super::intern::Str;
+use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+use std::collections::BTreeMap;
+
+/// The classes every API server creates (`scheduling.SystemPriorityClasses`).
+pub const SYSTEM_CLUSTER_CRITICAL: (&str, i32) = ("system-cluster-critical", 2_000_000_000);
+pub const SYSTEM_NODE_CRITICAL: (&str, i32) = ("system-node-critical", 2_000_001_000);
+
+/// Requests default to limits, per container (`SetDefaults_Pod`).
+fn default_container_requests(c: &mut k8s::Container) {
+    let Some(resources) = c.resources.as_mut() else { return };
+    let Some(limits) = resources.limits.as_ref() else { return };
+    let requests = resources.requests.get_or_insert_with(BTreeMap::new);
+    for (k, v) in limits {
+        requests.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+}
+
+fn parsed(map: Option<&BTreeMap<String, K8sQuantity>>) -> ResourceList {
+    let mut l = ResourceList::new();
+    for (k, v) in map.into_iter().flatten() {
+        if let Ok(q) = Quantity::parse(&v.0) {
+            l.set(Str::new(k), q);
+        }
+    }
+    l
+}
+
+fn is_pod_level(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
+/// `defaultHugePagePodLimits` and `defaultPodRequests` (PodLevelResources is on in v1.34).
+fn default_pod_level_resources(spec: &mut k8s::PodSpec) {
+    let Some(res) = spec.resources.as_ref() else { return };
+    let has_limits = res.limits.as_ref().is_some_and(|l| !l.is_empty());
+    let has_requests = res.requests.as_ref().is_some_and(|r| !r.is_empty());
+    if !has_limits && !has_requests {
+        return;
+    }
+    let aggregate = |pick: fn(&k8s::ResourceRequirements) -> Option<&BTreeMap<String, K8sQuantity>>| {
+        let as_container = |c: &k8s::Container| ContainerResources {
+            requests: parsed(c.resources.as_ref().and_then(pick)),
+            sidecar: c.restart_policy.as_deref() == Some("Always"),
+            ..Default::default()
+        };
+        PodResources {
+            containers: spec.containers.iter().map(as_container).collect(),
+            init_containers: spec.init_containers.iter().flatten().map(as_container).collect(),
+            ..Default::default()
+        }
+        .requests(&RequestOptions::default())
+    };
+    let container_limits = aggregate(|r| r.limits.as_ref());
+    let container_requests = aggregate(|r| r.requests.as_ref());
+    let res = spec.resources.as_mut().expect("checked above");
+    let mut limits = res.limits.clone().unwrap_or_default();
+    let requests_before = res.requests.clone().unwrap_or_default();
+    for (name, q) in container_limits.iter() {
+        if name.starts_with("hugepages-") && !requests_before.contains_key(name.as_str()) {
+            limits.entry(name.to_string()).or_insert_with(|| K8sQuantity(q.to_string()));
+        }
+    }
+    if !limits.is_empty() {
+        res.limits = Some(limits.clone());
+    }
+    if limits.is_empty() {
+        return;
+    }
+    let mut requests = requests_before;
+    for (name, q) in container_requests.iter() {
+        // Overcommit is allowed for cpu and memory, not hugepages.
+        if (name.as_str() == "cpu" || name.as_str() == "memory") && !requests.contains_key(name.as_str()) {
+            requests.insert(name.to_string(), K8sQuantity(q.to_string()));
+        }
+    }
+    for (name, q) in &limits {
+        if is_pod_level(name) && !requests.contains_key(name) {
+            requests.insert(name.clone(), q.clone());
+        }
+    }
+    if !requests.is_empty() {
+        res.requests = Some(requests);
+    }
+}
+
+/// `SetDefaults_Pod` and `SetDefaults_PodSpec`, for the fields the scheduler reads.
+pub fn pod(p: &mut k8s::Pod, default_namespace: &str) {
+    if p.metadata.namespace.as_deref().is_none_or(str::is_empty) {
+        p.metadata.namespace = Some(default_namespace.to_string());
+    }
+    let Some(spec) = p.spec.as_mut() else { return };
+    for c in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
+        default_container_requests(c);
+        for port in c.ports.iter_mut().flatten() {
+            if port.protocol.as_deref().is_none_or(str::is_empty) {
+                port.protocol = Some("TCP".into());
+            }
+        }
+    }
+    default_pod_level_resources(spec);
+    if spec.host_network == Some(true) {
+        for c in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
+            for port in c.ports.iter_mut().flatten() {
+                if port.host_port.unwrap_or(0) == 0 {
+                    port.host_port = Some(port.container_port);
+                }
+            }
+        }
+    }
+    if spec.scheduler_name.as_deref().is_none_or(str::is_empty) {
+        spec.scheduler_name = Some(super::pod::DEFAULT_SCHEDULER_NAME.to_string());
+    }
+}
+
+/// Why the Priority admission plugin would refuse a pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPriorityClass(pub String);
+
+/// The Priority admission plugin: `spec.priority` from the named class, or the global default
+/// class, else 0; `preemptionPolicy` from the class. A pod that already has a priority (as every
+/// pod read from a live cluster does) keeps it.
+pub fn admit_priority(p: &mut k8s::Pod, classes: &[PriorityClass]) -> Result<(), UnknownPriorityClass> {
+    let Some(spec) = p.spec.as_mut() else { return Ok(()) };
+    if spec.priority.is_some() {
+        return Ok(());
+    }
+    let (value, policy) = match spec.priority_class_name.as_deref().filter(|n| !n.is_empty()) {
+        Some(name) => match classes.iter().find(|c| c.metadata.name.as_deref() == Some(name)) {
+            Some(c) => (c.value.unwrap_or(0), c.preemption_policy.clone()),
+            None => match [SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL].iter().find(|(n, _)| *n == name) {
+                Some((_, v)) => (*v, None),
+                None => return Err(UnknownPriorityClass(name.to_string())),
+            },
+        },
+        None => match classes.iter().filter(|c| c.global_default == Some(true)).min_by_key(|c| c.value) {
+            Some(c) => {
+                spec.priority_class_name = c.metadata.name.clone();
+                (c.value.unwrap_or(0), c.preemption_policy.clone())
+            }
+            None => (0, None),
+        },
+    };
+    spec.priority = Some(value);
+    if spec.preemption_policy.is_none() {
+        spec.preemption_policy = Some(policy.unwrap_or_else(|| "PreemptLowerPriority".into()));
+    }
+    Ok(())
+}
+
+/// Namespaces carry their own name as the `kubernetes.io/metadata.name` label.
+pub fn namespace(ns: &mut k8s::Namespace) {
+    if let Some(name) = ns.metadata.name.clone() {
+        ns.metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert("kubernetes.io/metadata.name".into(), name);
+    }
+}
+
+/// StorageClasses default to `volumeBindingMode: Immediate`.
+pub fn storage_class(sc: &mut k8s_openapi::api::storage::v1::StorageClass) {
+    if sc.volume_binding_mode.as_deref().is_none_or(str::is_empty) {
+        sc.volume_binding_mode = Some("Immediate".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(name: &str, value: i32, global: bool) -> PriorityClass {
+        PriorityClass {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            value: Some(value),
+            global_default: Some(global),
+            ..Default::default()
+        }
+    }
+
+    fn pod_with_class(name: Option<&str>) -> k8s::Pod {
+        k8s::Pod {
+            spec: Some(k8s::PodSpec {
+                priority_class_name: name.map(String::from),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn priority_from_class_global_default_and_system_classes() {
+        let classes = vec![class("high", 1000, false), class("default", 5, true)];
+        let mut p = pod_with_class(Some("high"));
+        admit_priority(&mut p, &classes).unwrap();
+        assert_eq!(p.spec.as_ref().unwrap().priority, Some(1000));
+        let mut p = pod_with_class(None);
+        admit_priority(&mut p, &classes).unwrap();
+        assert_eq!(p.spec.as_ref().unwrap().priority, Some(5));
+        assert_eq!(p.spec.as_ref().unwrap().priority_class_name.as_deref(), Some("default"));
+        let mut p = pod_with_class(Some("system-node-critical"));
+        admit_priority(&mut p, &classes).unwrap();
+        assert_eq!(p.spec.as_ref().unwrap().priority, Some(2_000_001_000));
+        let mut p = pod_with_class(Some("nope"));
+        assert!(admit_priority(&mut p, &classes).is_err());
+    }
+
+    #[test]
+    fn requests_default_to_limits() {
+        let mut c = k8s::Container {
+            resources: Some(k8s::ResourceRequirements {
+                limits: Some(BTreeMap::from([("cpu".to_string(), K8sQuantity("2".into()))])),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        default_container_requests(&mut c);
+        assert_eq!(c.resources.unwrap().requests.unwrap()["cpu"].0, "2");
+    }
+}

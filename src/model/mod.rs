@@ -1,0 +1,16 @@
+//! The cluster model: API objects parsed once into compact, interned, indexed values.
+
+pub mod affinity;
+pub mod cluster;
+pub mod defaults;
+pub mod error;
+pub mod intern;
+pub mod labels;
+pub mod node;
+pub mod node_info;
+pub mod node_selector;
+pub mod pod;
+pub mod quantity;
+pub mod resource;
+pub mod taints;
+pub mod validate;

@@ -1,0 +1,59 @@
+//! DynamicResources (PreFilter, Filter, PostFilter, …): dynamic resource allocation. kubectl-sched
+//! does not model ResourceClaims: a pod that has any is reported as not modelled instead of being
+//! judged wrongly. For every other pod the plugin's visible effect is its PostFilter part of the
+//! FailedScheduling message, which is reproduced exactly.
+
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points, PostFilterOutcome, PreFilterNodes};
+use crate::framework::runner::{Framework, NodeToStatus};
+use crate::framework::status::Status;
+
+pub const NAME: &str = "DynamicResources";
+/// What `cycleState.Read` returns when PreFilter never wrote the plugin's state.
+pub const ERR_NOT_FOUND: &str = "not found";
+pub const NO_NEW_CLAIMS: &str = "no new claims to deallocate";
+
+pub struct DynamicResources;
+
+impl Plugin for DynamicResources {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_ENQUEUE
+            | Points::PRE_FILTER
+            | Points::FILTER
+            | Points::POST_FILTER
+            | Points::PRE_SCORE
+            | Points::RESERVE
+            | Points::PRE_BIND
+    }
+
+    fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
+        state.dynamic_resources_prefiltered = true;
+        if cx.pod.resource_claims.is_empty() {
+            return (Status::skip(), None);
+        }
+        let claims: Vec<&str> = cx.pod.resource_claims.iter().map(|c| c.as_str()).collect();
+        (
+            Status::error(format!(
+                "not modelled: the pod has resource claims ({}); kubectl-sched does not model dynamic resource allocation",
+                claims.join(", ")
+            )),
+            None,
+        )
+    }
+
+    fn post_filter(&self, _fw: &Framework, _cx: &Cx, state: &CycleState, _statuses: &NodeToStatus) -> PostFilterOutcome {
+        let status = if state.dynamic_resources_prefiltered {
+            Status::unschedulable(NO_NEW_CLAIMS)
+        } else {
+            Status::error(ERR_NOT_FOUND)
+        };
+        PostFilterOutcome {
+            status,
+            preemption: None,
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! One file per upstream plugin, named after it (`framework/plugins/<plugin>`), plus the registry
+//! that builds them by upstream name.
+
+pub mod default_binder;
+pub mod default_preemption;
+pub mod dynamic_resources;
+pub mod helper;
+pub mod image_locality;
+pub mod inter_pod_affinity;
+pub mod node_affinity;
+pub mod node_name;
+pub mod node_ports;
+pub mod node_resources_balanced_allocation;
+pub mod node_resources_fit;
+pub mod node_unschedulable;
+pub mod pod_topology_spread;
+pub mod queue_sort;
+pub mod resource_allocation;
+pub mod scheduling_gates;
+pub mod taint_toleration;
+
+use crate::framework::plugin::Plugin;
+use std::sync::Arc;
+
+/// Arguments of the plugins that take them (`pluginConfig`), defaulted as v1 defaults them.
+#[derive(Clone, Debug, Default)]
+pub struct PluginArgs {
+    pub node_resources_fit: node_resources_fit::Args,
+    pub balanced_allocation: node_resources_balanced_allocation::Args,
+    pub node_affinity: node_affinity::Args,
+    pub default_preemption: crate::preemption::Args,
+    pub pod_topology_spread: pod_topology_spread::Args,
+    pub inter_pod_affinity: inter_pod_affinity::Args,
+}
+
+/// The v1.34.1 default profile's multiPoint plugins in order, with their score weights
+/// (`getDefaultPlugins` with DynamicResourceAllocation on: DynamicResources before DefaultPreemption).
+pub const DEFAULT_PLUGINS: &[(&str, Option<i64>)] = &[
+    (scheduling_gates::NAME, None),
+    (queue_sort::NAME, None),
+    (node_unschedulable::NAME, None),
+    (node_name::NAME, None),
+    (taint_toleration::NAME, Some(3)),
+    (node_affinity::NAME, Some(2)),
+    (node_ports::NAME, None),
+    (node_resources_fit::NAME, Some(1)),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
+    (pod_topology_spread::NAME, Some(2)),
+    (inter_pod_affinity::NAME, Some(2)),
+    (dynamic_resources::NAME, None),
+    (default_preemption::NAME, None),
+    (node_resources_balanced_allocation::NAME, Some(1)),
+    (image_locality::NAME, Some(1)),
+    (default_binder::NAME, None),
+];
+
+/// Builds the plugin named `name` (upstream name), or `None` if kubectl-sched does not know it.
+pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
+    let plugin: Arc<dyn Plugin> = match name {
+        scheduling_gates::NAME => Arc::new(scheduling_gates::SchedulingGates),
+        queue_sort::NAME => Arc::new(queue_sort::PrioritySort),
+        node_unschedulable::NAME => Arc::new(node_unschedulable::NodeUnschedulable),
+        node_name::NAME => Arc::new(node_name::NodeName),
+        taint_toleration::NAME => Arc::new(taint_toleration::TaintToleration),
+        node_affinity::NAME => Arc::new(node_affinity::NodeAffinity {
+            args: args.node_affinity.clone(),
+        }),
+        node_ports::NAME => Arc::new(node_ports::NodePorts),
+        node_resources_fit::NAME => Arc::new(node_resources_fit::NodeResourcesFit {
+            args: args.node_resources_fit.clone(),
+        }),
+        dynamic_resources::NAME => Arc::new(dynamic_resources::DynamicResources),
+        default_preemption::NAME => Arc::new(default_preemption::DefaultPreemption {
+            args: args.default_preemption.clone(),
+        }),
+        node_resources_balanced_allocation::NAME => Arc::new(node_resources_balanced_allocation::BalancedAllocation {
+            args: args.balanced_allocation.clone(),
+        }),
+        image_locality::NAME => Arc::new(image_locality::ImageLocality),
+        default_binder::NAME => Arc::new(default_binder::DefaultBinder),
+        _ => return None,
+    };
+    Some(plugin)
+}

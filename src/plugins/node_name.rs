@@ -1,0 +1,28 @@
+//! NodeName (Filter): a pod that names a node fits only that node.
+
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::status::Status;
+use crate::model::node_info::NodeInfo;
+
+pub const NAME: &str = "NodeName";
+pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
+
+pub struct NodeName;
+
+impl Plugin for NodeName {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::FILTER
+    }
+
+    fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
+        match cx.pod.node_name {
+            Some(name) if name != node.name() => Status::unresolvable(ERR_REASON),
+            _ => Status::success(),
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! NodePorts (PreFilter, Filter): host ports the pod asks for must be free on the node.
+
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
+use crate::framework::status::Status;
+use crate::model::node_info::NodeInfo;
+use crate::model::pod::HostPort;
+
+pub const NAME: &str = "NodePorts";
+pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
+
+#[derive(Clone, Debug)]
+pub struct PreFilterState {
+    want: Vec<HostPort>,
+}
+
+pub struct NodePorts;
+
+impl Plugin for NodePorts {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_FILTER | Points::FILTER
+    }
+
+    fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
+        if cx.pod.host_ports.is_empty() {
+            return (Status::skip(), None);
+        }
+        state.node_ports = Some(PreFilterState {
+            want: cx.pod.host_ports.clone(),
+        });
+        (Status::success(), None)
+    }
+
+    fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+        let Some(s) = &state.node_ports else {
+            return Status::error("reading \"PreFilterNodePorts\" from cycleState: not found");
+        };
+        if s.want.iter().any(|p| node.port_conflicts(p)) {
+            Status::unschedulable(ERR_REASON)
+        } else {
+            Status::success()
+        }
+    }
+}

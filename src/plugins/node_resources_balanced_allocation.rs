@@ -1,0 +1,100 @@
+//! NodeResourcesBalancedAllocation (PreScore, Score): favours nodes whose resource fractions stay
+//! close to each other once the pod is placed.
+
+use super::resource_allocation::{self, ResourceSpec};
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::runner::MAX_NODE_SCORE;
+use crate::framework::status::Status;
+use crate::model::node_info::NodeInfo;
+
+pub const NAME: &str = "NodeResourcesBalancedAllocation";
+
+/// `NodeResourcesBalancedAllocationArgs`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Args {
+    pub resources: Vec<ResourceSpec>,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Args {
+            resources: super::node_resources_fit::default_resources(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct PreScoreState {
+    pod_requests: Vec<i64>,
+}
+
+pub struct BalancedAllocation {
+    pub args: Args,
+}
+
+/// `balancedResourceScorer`: 100 × (1 − standard deviation of the fractions).
+fn balanced_score(requested: &[i64], allocatable: &[i64]) -> i64 {
+    let fractions: Vec<f64> = requested
+        .iter()
+        .zip(allocatable)
+        .filter(|(_, a)| **a != 0)
+        .map(|(&r, &a)| (r as f64 / a as f64).min(1.0))
+        .collect();
+    let std = match fractions.len() {
+        0 | 1 => 0.0,
+        2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
+        n => {
+            let mean = fractions.iter().sum::<f64>() / n as f64;
+            let sum: f64 = fractions.iter().map(|f| (f - mean) * (f - mean)).sum();
+            (sum / n as f64).sqrt()
+        }
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+impl Plugin for BalancedAllocation {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_SCORE | Points::SCORE
+    }
+
+    fn pre_score(&self, cx: &Cx, state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
+        let pod_requests = resource_allocation::pod_requests(cx.pod, &self.args.resources, true);
+        if pod_requests.iter().all(|&r| r == 0) {
+            return Status::skip();
+        }
+        state.balanced_allocation = Some(PreScoreState { pod_requests });
+        Status::success()
+    }
+
+    fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
+        let computed;
+        let requests = match &state.balanced_allocation {
+            Some(s) => &s.pod_requests,
+            None => {
+                computed = resource_allocation::pod_requests(cx.pod, &self.args.resources, true);
+                if computed.iter().all(|&r| r == 0) {
+                    return Ok(0);
+                }
+                &computed
+            }
+        };
+        Ok(resource_allocation::score(node, &self.args.resources, requests, true, balanced_score))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_resources() {
+        assert_eq!(balanced_score(&[50, 50], &[100, 100]), 100);
+        assert_eq!(balanced_score(&[100, 0], &[100, 100]), 50);
+        assert_eq!(balanced_score(&[0, 0], &[0, 0]), 100);
+    }
+}

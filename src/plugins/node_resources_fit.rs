@@ -1,0 +1,242 @@
+//! NodeResourcesFit (PreFilter, Filter, PreScore, Score): the pod's requests must fit in what the
+//! node has left; nodes are scored by LeastAllocated (default), MostAllocated or
+//! RequestedToCapacityRatio over the configured resources.
+
+use super::helper::{ShapePoint, broken_linear};
+use super::resource_allocation::{self, ResourceSpec};
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
+use crate::framework::runner::MAX_NODE_SCORE;
+use crate::framework::status::{Code, Status};
+use crate::model::node_info::NodeInfo;
+use crate::model::resource::{self, RequestOptions, Resource};
+
+pub const NAME: &str = "NodeResourcesFit";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    LeastAllocated,
+    MostAllocated,
+    /// The shape, with scores already scaled to 0..=100.
+    RequestedToCapacityRatio(Vec<ShapePoint>),
+}
+
+/// `NodeResourcesFitArgs`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Args {
+    pub ignored_resources: Vec<String>,
+    pub ignored_resource_groups: Vec<String>,
+    pub strategy: Strategy,
+    pub resources: Vec<ResourceSpec>,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Args {
+            ignored_resources: Vec::new(),
+            ignored_resource_groups: Vec::new(),
+            strategy: Strategy::LeastAllocated,
+            resources: default_resources(),
+        }
+    }
+}
+
+/// cpu and memory, weight 1 each.
+pub fn default_resources() -> Vec<ResourceSpec> {
+    vec![
+        ResourceSpec {
+            name: "cpu".into(),
+            weight: 1,
+        },
+        ResourceSpec {
+            name: "memory".into(),
+            weight: 1,
+        },
+    ]
+}
+
+#[derive(Clone, Debug)]
+pub struct PreFilterState {
+    pub request: Resource,
+}
+
+#[derive(Clone, Debug)]
+pub struct PreScoreState {
+    pod_requests: Vec<i64>,
+}
+
+pub struct NodeResourcesFit {
+    pub args: Args,
+}
+
+/// One resource the node lacks, as `InsufficientResource`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Insufficient {
+    pub reason: String,
+    pub requested: i64,
+    pub used: i64,
+    pub capacity: i64,
+    /// The request exceeds the node's allocatable: evicting pods cannot help.
+    pub unresolvable: bool,
+}
+
+impl NodeResourcesFit {
+    fn ignored(&self, name: &str) -> bool {
+        if !resource::is_extended(name) {
+            return false;
+        }
+        let group = name.split('/').next().unwrap_or("");
+        self.args.ignored_resources.iter().any(|r| r == name)
+            || (!self.args.ignored_resource_groups.is_empty() && self.args.ignored_resource_groups.iter().any(|g| g == group))
+    }
+
+    /// `fitsRequest`.
+    pub fn insufficient(&self, request: &Resource, node: &NodeInfo) -> Vec<Insufficient> {
+        let mut out = Vec::new();
+        let alloc = node.allocatable();
+        let used = &node.requested;
+        let pods = node.pods.len() as i64;
+        if pods + 1 > alloc.allowed_pods {
+            out.push(Insufficient {
+                reason: "Too many pods".into(),
+                requested: 1,
+                used: pods,
+                capacity: alloc.allowed_pods,
+                unresolvable: false,
+            });
+        }
+        if request.milli_cpu == 0 && request.memory == 0 && request.ephemeral_storage == 0 && request.scalars.is_empty() {
+            return out;
+        }
+        let mut check = |reason: &str, req: i64, used: i64, cap: i64| {
+            if req > 0 && req > cap - used {
+                out.push(Insufficient {
+                    reason: reason.to_string(),
+                    requested: req,
+                    used,
+                    capacity: cap,
+                    unresolvable: req > cap,
+                });
+            }
+        };
+        check("Insufficient cpu", request.milli_cpu, used.milli_cpu, alloc.milli_cpu);
+        check("Insufficient memory", request.memory, used.memory, alloc.memory);
+        check("Insufficient ephemeral-storage", request.ephemeral_storage, used.ephemeral_storage, alloc.ephemeral_storage);
+        // Upstream walks a Go map here (random order); sorting by name makes the output stable.
+        let mut scalars = request.scalars.clone();
+        scalars.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, req) in scalars {
+            if req == 0 || self.ignored(&name) {
+                continue;
+            }
+            let (cap, in_use) = (alloc.scalar(name), used.scalar(name));
+            if req > cap - in_use {
+                out.push(Insufficient {
+                    reason: format!("Insufficient {name}"),
+                    requested: req,
+                    used: in_use,
+                    capacity: cap,
+                    unresolvable: req > cap,
+                });
+            }
+        }
+        out
+    }
+
+    fn scorer(&self, requested: &[i64], allocatable: &[i64]) -> i64 {
+        let weights = self.args.resources.iter().map(|r| r.weight);
+        match &self.args.strategy {
+            Strategy::LeastAllocated | Strategy::MostAllocated => {
+                let most = self.args.strategy == Strategy::MostAllocated;
+                let (mut node_score, mut weight_sum) = (0, 0);
+                for ((&req, &cap), w) in requested.iter().zip(allocatable).zip(weights) {
+                    if cap == 0 {
+                        continue;
+                    }
+                    let s = if most {
+                        req.min(cap) * MAX_NODE_SCORE / cap
+                    } else if req > cap {
+                        0
+                    } else {
+                        (cap - req) * MAX_NODE_SCORE / cap
+                    };
+                    node_score += s * w;
+                    weight_sum += w;
+                }
+                if weight_sum == 0 { 0 } else { node_score / weight_sum }
+            }
+            Strategy::RequestedToCapacityRatio(shape) => {
+                let (mut node_score, mut weight_sum) = (0, 0);
+                for ((&req, &cap), w) in requested.iter().zip(allocatable).zip(weights) {
+                    if cap == 0 {
+                        continue;
+                    }
+                    let utilization = if req > cap { 100 } else { req * 100 / cap };
+                    let s = broken_linear(shape, utilization);
+                    if s > 0 {
+                        node_score += s * w;
+                        weight_sum += w;
+                    }
+                }
+                if weight_sum == 0 {
+                    0
+                } else {
+                    (node_score as f64 / weight_sum as f64).round() as i64
+                }
+            }
+        }
+    }
+}
+
+impl Plugin for NodeResourcesFit {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_FILTER | Points::FILTER | Points::PRE_SCORE | Points::SCORE
+    }
+
+    fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
+        let requests = cx.pod.requests_with(&RequestOptions::default());
+        state.node_resources_fit = Some(PreFilterState {
+            request: Resource::max_of_list(&requests),
+        });
+        (Status::success(), None)
+    }
+
+    fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+        let Some(s) = &state.node_resources_fit else {
+            return Status::error("error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
+        };
+        let insufficient = self.insufficient(&s.request, node);
+        if insufficient.is_empty() {
+            return Status::success();
+        }
+        let code = if insufficient.iter().any(|i| i.unresolvable) {
+            Code::UnschedulableAndUnresolvable
+        } else {
+            Code::Unschedulable
+        };
+        Status::with_reasons(code, insufficient.into_iter().map(|i| i.reason).collect())
+    }
+
+    fn pre_score(&self, cx: &Cx, state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
+        state.node_resources_fit_score = Some(PreScoreState {
+            pod_requests: resource_allocation::pod_requests(cx.pod, &self.args.resources, false),
+        });
+        Status::success()
+    }
+
+    fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
+        let computed;
+        let requests = match &state.node_resources_fit_score {
+            Some(s) => &s.pod_requests,
+            None => {
+                computed = resource_allocation::pod_requests(cx.pod, &self.args.resources, false);
+                &computed
+            }
+        };
+        Ok(resource_allocation::score(node, &self.args.resources, requests, false, |r, a| self.scorer(r, a)))
+    }
+}

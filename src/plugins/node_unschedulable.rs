@@ -1,0 +1,40 @@
+//! NodeUnschedulable (Filter): cordoned nodes reject pods that do not tolerate the
+//! `node.kubernetes.io/unschedulable:NoSchedule` taint.
+
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::status::Status;
+use crate::model::intern::Str;
+use crate::model::node_info::NodeInfo;
+use crate::model::taints::{Effect, Taint, tolerated};
+
+pub const NAME: &str = "NodeUnschedulable";
+pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
+
+pub struct NodeUnschedulable;
+
+impl Plugin for NodeUnschedulable {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::FILTER
+    }
+
+    fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
+        if !node.node.unschedulable {
+            return Status::success();
+        }
+        let taint = Taint {
+            key: Str::new("node.kubernetes.io/unschedulable"),
+            value: Str::empty(),
+            effect: Some(Effect::NoSchedule),
+        };
+        if tolerated(&cx.pod.tolerations, &taint) {
+            Status::success()
+        } else {
+            Status::unresolvable(ERR_REASON_UNSCHEDULABLE)
+        }
+    }
+}

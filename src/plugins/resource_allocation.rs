@@ -1,0 +1,67 @@
+//! The scorer NodeResourcesFit and NodeResourcesBalancedAllocation share
+//! (`noderesources/resource_allocation.go`): per configured resource, the node's allocatable and
+//! what it would have requested with the pod on it.
+
+use crate::model::intern::Str;
+use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
+use crate::model::resource::{self, NonMissing, RequestOptions};
+
+/// A resource and its weight (`config.ResourceSpec`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceSpec {
+    pub name: Str,
+    pub weight: i64,
+}
+
+/// The pod's request for each resource: cpu in millicores, the rest in units. `use_requested`
+/// false adds the 100m / 200Mi defaults to containers that name no cpu / memory.
+pub fn pod_requests(pod: &Pod, resources: &[ResourceSpec], use_requested: bool) -> Vec<i64> {
+    let opts = RequestOptions {
+        use_status_resources: true,
+        non_missing_defaults: if use_requested { NonMissing::None } else { NonMissing::CpuAndMemory },
+    };
+    let requests = pod.requests_with(&opts);
+    resources
+        .iter()
+        .map(|r| match requests.get(&r.name) {
+            Some(q) if r.name.as_str() == resource::CPU => q.milli_value(),
+            Some(q) => q.value(),
+            None => 0,
+        })
+        .collect()
+}
+
+/// `calculateResourceAllocatableRequest`: (allocatable, requested including the pod).
+fn allocatable_and_requested(node: &NodeInfo, name: Str, pod_request: i64, use_requested: bool) -> (i64, i64) {
+    let requested = if use_requested { &node.requested } else { &node.non_zero_requested };
+    let alloc = node.allocatable();
+    match name.as_str() {
+        resource::CPU => (alloc.milli_cpu, requested.milli_cpu + pod_request),
+        resource::MEMORY => (alloc.memory, requested.memory + pod_request),
+        resource::EPHEMERAL_STORAGE => (alloc.ephemeral_storage, node.requested.ephemeral_storage + pod_request),
+        n if pod_request == 0 && resource::is_scalar(n) => (0, 0),
+        _ if alloc.has_scalar(name) => (alloc.scalar(name), node.requested.scalar(name) + pod_request),
+        _ => (0, 0),
+    }
+}
+
+/// `resourceAllocationScorer.score`.
+pub fn score(
+    node: &NodeInfo,
+    resources: &[ResourceSpec],
+    pod_requests: &[i64],
+    use_requested: bool,
+    scorer: impl Fn(&[i64], &[i64]) -> i64,
+) -> i64 {
+    let mut requested = vec![0; resources.len()];
+    let mut allocatable = vec![0; resources.len()];
+    for (i, r) in resources.iter().enumerate() {
+        let (alloc, req) = allocatable_and_requested(node, r.name, pod_requests[i], use_requested);
+        if alloc != 0 {
+            allocatable[i] = alloc;
+            requested[i] = req;
+        }
+    }
+    scorer(&requested, &allocatable)
+}

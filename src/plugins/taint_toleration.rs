@@ -1,0 +1,71 @@
+//! TaintToleration (Filter, PreScore, Score): NoSchedule/NoExecute taints the pod does not
+//! tolerate reject the node; untolerated PreferNoSchedule taints lower its score.
+
+use super::helper::default_normalize_score;
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::status::Status;
+use crate::model::node_info::NodeInfo;
+use crate::model::taints::{Effect, Toleration, first_untolerated_do_not_schedule, tolerated};
+
+pub const NAME: &str = "TaintToleration";
+
+#[derive(Clone, Debug)]
+pub struct PreScoreState {
+    tolerations_prefer_no_schedule: Vec<Toleration>,
+}
+
+pub struct TaintToleration;
+
+impl Plugin for TaintToleration {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::FILTER | Points::PRE_SCORE | Points::SCORE
+    }
+
+    fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
+        match first_untolerated_do_not_schedule(&node.node.taints, &cx.pod.tolerations) {
+            None => Status::success(),
+            Some(t) => Status::unresolvable(format!("node(s) had untolerated taint {{{}: {}}}", t.key, t.value)),
+        }
+    }
+
+    fn pre_score(&self, cx: &Cx, state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
+        state.taint_toleration_score = Some(PreScoreState {
+            tolerations_prefer_no_schedule: cx
+                .pod
+                .tolerations
+                .iter()
+                .filter(|t| matches!(t.effect, None | Some(Some(Effect::PreferNoSchedule))))
+                .cloned()
+                .collect(),
+        });
+        Status::success()
+    }
+
+    fn score(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
+        let s = state
+            .taint_toleration_score
+            .as_ref()
+            .ok_or_else(|| Status::error("reading \"PreScoreTaintToleration\" from cycleState: not found"))?;
+        Ok(node
+            .node
+            .taints
+            .iter()
+            .filter(|t| t.effect == Some(Effect::PreferNoSchedule))
+            .filter(|t| !tolerated(&s.tolerations_prefer_no_schedule, t))
+            .count() as i64)
+    }
+
+    fn has_score_extensions(&self) -> bool {
+        true
+    }
+
+    fn normalize_score(&self, _cx: &Cx, _state: &CycleState, scores: &mut [i64]) -> Status {
+        default_normalize_score(scores, true);
+        Status::success()
+    }
+}

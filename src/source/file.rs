@@ -1,0 +1,359 @@
+//! Reading cluster state from files: YAML or JSON, a `v1 List`, multi-document YAML or single
+//! objects, gzip-compressed or not, from a file, a directory of files, or stdin (`-`).
+
+use super::{Dump, SnapshotMeta};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The apiVersion/kind of the record `snapshot` adds to the files it writes.
+pub const SNAPSHOT_INFO_API_VERSION: &str = "kubectl-sched.io/v1";
+pub const SNAPSHOT_INFO_KIND: &str = "SnapshotInfo";
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}{}: {message}", .line.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+    Syntax {
+        path: String,
+        line: Option<(u64, u64)>,
+        message: String,
+    },
+    #[error("{path}: {kind} {object}: {field}: {message}")]
+    Object {
+        path: String,
+        kind: String,
+        object: String,
+        field: String,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Content { path: String, message: String },
+}
+
+/// Reads a path given to `--snapshot`.
+pub fn load(path: &str) -> Result<Dump, LoadError> {
+    let mut dump = Dump::default();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    if path == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).map_err(|source| LoadError::Io {
+            path: "<stdin>".into(),
+            source,
+        })?;
+        read_into(&mut dump, &mut skipped, "<stdin>", bytes)?;
+    } else {
+        for file in files_under(Path::new(path))? {
+            let display = file.display().to_string();
+            let bytes = std::fs::read(&file).map_err(|source| LoadError::Io {
+                path: display.clone(),
+                source,
+            })?;
+            read_into(&mut dump, &mut skipped, &display, bytes)?;
+        }
+    }
+    for (kind, n) in skipped {
+        dump.warnings.push(format!("skipped {n} {kind} object(s): kubectl-sched does not read this kind"));
+    }
+    Ok(dump)
+}
+
+fn files_under(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let meta = std::fs::metadata(path).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let name = name.strip_suffix(".gz").unwrap_or(name);
+            p.is_file() && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(LoadError::Content {
+            path: path.display().to_string(),
+            message: "no .yaml, .yml or .json files (optionally .gz) in this directory".into(),
+        });
+    }
+    Ok(files)
+}
+
+/// Decompresses gzip input (by its magic bytes, whatever the file is called).
+pub fn decompress(path: &str, bytes: Vec<u8>) -> Result<Vec<u8>, LoadError> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::with_capacity(bytes.len() * 8);
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .map_err(|e| LoadError::Content {
+                path: path.to_string(),
+                message: format!("cannot decompress gzip data: {e}"),
+            })?;
+        Ok(out)
+    } else {
+        Ok(bytes)
+    }
+}
+
+fn looks_like_json(bytes: &[u8]) -> bool {
+    matches!(bytes.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{') | Some(b'['))
+}
+
+/// Parses a file's documents into generic values, JSON or YAML.
+pub fn parse_documents(path: &str, bytes: Vec<u8>) -> Result<Vec<Value>, LoadError> {
+    let bytes = decompress(path, bytes)?;
+    if looks_like_json(&bytes) {
+        let mut docs = Vec::new();
+        for v in serde_json::Deserializer::from_slice(&bytes).into_iter::<Value>() {
+            let v = v.map_err(|e| LoadError::Syntax {
+                path: path.to_string(),
+                line: Some((e.line() as u64, e.column() as u64)),
+                message: format!("invalid JSON: {e}"),
+            })?;
+            match v {
+                Value::Array(items) => docs.extend(items),
+                other => docs.push(other),
+            }
+        }
+        return Ok(docs);
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|e| LoadError::Content {
+        path: path.to_string(),
+        message: format!("not UTF-8 text: {e}"),
+    })?;
+    parse_yaml(path, text)
+}
+
+/// YAML with budgets that grow with the input but stop alias expansion ("billion laughs") from
+/// turning a small file into gigabytes.
+fn parse_yaml(path: &str, text: &str) -> Result<Vec<Value>, LoadError> {
+    let size = text.len();
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_events = (2 * size).max(1_000_000);
+    budget.max_nodes = size.max(250_000);
+    budget.max_total_scalar_bytes = size.max(64 << 20);
+    budget.max_documents = (size / 8).max(1_024);
+    budget.max_reader_input_bytes = None;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, options).map_err(|e| LoadError::Syntax {
+        path: path.to_string(),
+        line: e.location().filter(|l| l.line() > 0).map(|l| (l.line(), l.column())),
+        message: format!("invalid YAML: {}", first_line(&e.to_string())),
+    })?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+fn read_into(dump: &mut Dump, skipped: &mut BTreeMap<String, usize>, path: &str, bytes: Vec<u8>) -> Result<(), LoadError> {
+    for doc in parse_documents(path, bytes)? {
+        add_object(dump, skipped, path, doc)?;
+    }
+    Ok(())
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `namespace/name` (or `name`) of a generic object, for messages.
+pub fn object_name(v: &Value) -> String {
+    let meta = v.get("metadata");
+    let name = meta.and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("<unnamed>");
+    match meta.and_then(|m| m.get("namespace")).and_then(Value::as_str) {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+        _ => name.to_string(),
+    }
+}
+
+/// Deserialises a generic value into an API type, naming the field that does not fit.
+pub fn typed<T: DeserializeOwned>(path: &str, kind: &str, v: Value) -> Result<T, LoadError> {
+    let object = object_name(&v);
+    serde_path_to_error::deserialize(v).map_err(|e| LoadError::Object {
+        path: path.to_string(),
+        kind: kind.to_string(),
+        object,
+        field: e.path().to_string(),
+        message: e.inner().to_string(),
+    })
+}
+
+fn add_object(dump: &mut Dump, skipped: &mut BTreeMap<String, usize>, path: &str, v: Value) -> Result<(), LoadError> {
+    if !v.is_object() {
+        return Err(LoadError::Content {
+            path: path.to_string(),
+            message: format!("expected a Kubernetes object or a List, found {}", type_name(&v)),
+        });
+    }
+    let kind = str_field(&v, "kind").to_string();
+    if kind.is_empty() {
+        return Err(LoadError::Object {
+            path: path.to_string(),
+            kind: "object".into(),
+            object: object_name(&v),
+            field: "kind".into(),
+            message: "required field is missing".into(),
+        });
+    }
+    if kind == "List" || (kind.ends_with("List") && v.get("items").is_some_and(Value::is_array)) {
+        let Value::Object(mut map) = v else { unreachable!("checked is_object above") };
+        if let Some(Value::Array(items)) = map.remove("items") {
+            for item in items {
+                add_object(dump, skipped, path, item)?;
+            }
+        }
+        return Ok(());
+    }
+    macro_rules! push {
+        ($field:ident) => {
+            dump.$field.push(typed(path, &kind, v)?)
+        };
+    }
+    match kind.as_str() {
+        "Node" => push!(nodes),
+        "Pod" => push!(pods),
+        "Namespace" => push!(namespaces),
+        "PriorityClass" => push!(priority_classes),
+        "PodDisruptionBudget" => push!(pdbs),
+        "PersistentVolumeClaim" => push!(pvcs),
+        "PersistentVolume" => push!(pvs),
+        "StorageClass" => push!(storage_classes),
+        "CSINode" => push!(csi_nodes),
+        "CSIDriver" => push!(csi_drivers),
+        "Service" => push!(services),
+        "ReplicationController" => push!(replication_controllers),
+        "ReplicaSet" => push!(replica_sets),
+        "StatefulSet" => push!(stateful_sets),
+        "Lease" => push!(leases),
+        "Event" => push!(events),
+        "LeaseCandidate" => dump.lease_candidates.push(v),
+        SNAPSHOT_INFO_KIND if str_field(&v, "apiVersion") == SNAPSHOT_INFO_API_VERSION => {
+            dump.meta = typed::<SnapshotMeta>(path, &kind, v.get("spec").cloned().unwrap_or(Value::Null))?;
+        }
+        _ => *skipped.entry(kind).or_insert(0) += 1,
+    }
+    Ok(())
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads the one object of a `-f` file (a Pod), from a path or `-` for stdin.
+pub fn load_single(path: &str) -> Result<(String, Value), LoadError> {
+    let (display, bytes) = if path == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).map_err(|source| LoadError::Io {
+            path: "<stdin>".into(),
+            source,
+        })?;
+        ("<stdin>".to_string(), bytes)
+    } else {
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+            path: path.to_string(),
+            source,
+        })?;
+        (path.to_string(), bytes)
+    };
+    let mut docs = parse_documents(&display, bytes)?;
+    // A List of one item is what `kubectl get pod x -o yaml` sometimes wraps.
+    if docs.len() == 1 && str_field(&docs[0], "kind") == "List" {
+        if let Some(Value::Array(items)) = docs[0].get_mut("items").map(Value::take) {
+            docs = items;
+        }
+    }
+    match docs.len() {
+        1 => Ok((display, docs.pop().expect("one document"))),
+        0 => Err(LoadError::Content {
+            path: display,
+            message: "the file holds no object".into(),
+        }),
+        n => Err(LoadError::Content {
+            path: display,
+            message: format!("expected one object, found {n}"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_list_and_multi_document() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
+        let mut dump = Dump::default();
+        let mut skipped = BTreeMap::new();
+        read_into(&mut dump, &mut skipped, "t.yaml", text.as_bytes().to_vec()).unwrap();
+        assert_eq!(dump.nodes.len(), 1);
+        assert_eq!(dump.namespaces.len(), 1);
+        assert_eq!(skipped.get("Deployment"), Some(&1));
+    }
+
+    #[test]
+    fn syntax_errors_carry_the_line() {
+        let err = parse_documents("bad.yaml", b"a: b\nc: [unclosed\n".to_vec()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("bad.yaml:"), "{msg}");
+        assert!(matches!(err, LoadError::Syntax { line: Some(_), .. }), "{msg}");
+    }
+
+    #[test]
+    fn json_errors_carry_the_line() {
+        let err = parse_documents("bad.json", b"{\n \"kind\": \"Pod\",\n}".to_vec()).unwrap_err();
+        assert!(err.to_string().starts_with("bad.json:3:"), "{err}");
+    }
+
+    #[test]
+    fn type_errors_name_object_and_field() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: x}\nspec:\n  containers: 5\n";
+        let mut dump = Dump::default();
+        let err = read_into(&mut dump, &mut BTreeMap::new(), "p.yaml", text.as_bytes().to_vec()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("Pod x/p: spec.containers"), "{msg}");
+    }
+
+    #[test]
+    fn billion_laughs_is_an_error() {
+        let mut text = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        let mut prev = 'a';
+        for name in ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'] {
+            text.push_str(&format!("{name}: &{name} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
+            prev = name;
+        }
+        assert!(parse_documents("laughs.yaml", text.into_bytes()).is_err());
+    }
+
+    #[test]
+    fn gzip_is_detected() {
+        use flate2::write::GzEncoder;
+        use std::io::Write;
+        let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(b"{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"n\"}}").unwrap();
+        let docs = parse_documents("x.json.gz", enc.finish().unwrap()).unwrap();
+        assert_eq!(docs.len(), 1);
+    }
+}

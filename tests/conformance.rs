@@ -1,0 +1,177 @@
+//! Runs every case of `fixtures/conformance` (decided by the real kube-scheduler v1.34.1) through
+//! the real binary, exactly as a user would, and compares with `expected.json`.
+//!
+//! Cases that cannot pass yet are listed in `tests/conformance_known_failures.txt` with the missing
+//! piece; the suite fails if an unlisted case fails or a listed one starts passing.
+
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/conformance")
+}
+
+fn known_failures() -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance_known_failures.txt"))
+        .unwrap_or_default();
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (name, why) = l.split_once(':').unwrap_or((l, ""));
+            (name.trim().to_string(), why.trim().to_string())
+        })
+        .collect()
+}
+
+/// Reason lists of several "Insufficient …" come in Go map order upstream: compare as sets there.
+fn normalise_reasons(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m.iter_mut() {
+                if k == "reasons"
+                    && let Value::Array(items) = child
+                    && items.iter().all(|i| i.as_str().is_some_and(|s| s.starts_with("Insufficient ")))
+                {
+                    items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                }
+                normalise_reasons(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalise_reasons),
+        _ => {}
+    }
+}
+
+/// Our explanation, reshaped into the conformance format.
+fn reshape(ours: &Value, expected: &Value) -> Value {
+    let nodes = ours["nodes"].as_array().cloned().unwrap_or_default();
+    let mut filter = Map::new();
+    let mut all_filters = Map::new();
+    let mut scores = Map::new();
+    for n in &nodes {
+        let name = n["name"].as_str().unwrap_or("").to_string();
+        if n["stage"] == "Filter" {
+            filter.insert(
+                name.clone(),
+                json!({"plugin": n["plugin"], "code": n["code"], "reasons": n["reasons"]}),
+            );
+            all_filters.insert(name.clone(), n["allReasons"].clone());
+        }
+        if n["feasible"] == true {
+            scores.insert(name, json!({"plugins": n["scores"], "total": n["total"]}));
+        }
+    }
+    let preemption = match &ours["preemption"] {
+        Value::Null => Value::Null,
+        p => {
+            // The real scheduler picks one of the tied candidates arbitrarily; any of them is right.
+            let tied = expected["preemption"]["tiedNodes"].as_array().cloned().unwrap_or_default();
+            let nominated = if tied.contains(&p["nominatedNode"]) { expected["preemption"]["nominatedNode"].clone() } else { p["nominatedNode"].clone() };
+            let victims = if nominated == p["nominatedNode"] { p["victims"].clone() } else {
+                // Victims of the node the expectation names, from our candidate list.
+                let mut v: Vec<Value> = p["candidates"].as_array().into_iter().flatten()
+                    .filter(|c| c["node"] == nominated)
+                    .flat_map(|c| c["victims"].as_array().cloned().unwrap_or_default())
+                    .map(|v| v["pod"].clone())
+                    .collect();
+                v.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                Value::Array(v)
+            };
+            json!({"nominatedNode": nominated, "victims": victims, "message": p["message"], "tiedNodes": p["tiedNodes"]})
+        }
+    };
+    let mut out = json!({
+        "pod": ours["pod"],
+        "priority": ours["priority"],
+        "numNodes": ours["numNodes"],
+        "prefilter": ours["prefilter"],
+        "filter": filter,
+        "allFilters": all_filters,
+        "feasible": ours["feasible"],
+        "scores": scores,
+        "scoringSkipped": ours["scoringSkipped"],
+        "selected": ours["selected"],
+        "message": ours["message"],
+        "messageBeforePostFilter": ours["messageBeforePostFilter"],
+        "preemption": preemption,
+    });
+    normalise_reasons(&mut out);
+    out
+}
+
+fn diff(expected: &Value, actual: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, e) in expected.as_object().into_iter().flatten() {
+        let a = &actual[k];
+        if a != e {
+            out.push(format!("  {k}:\n    expected {}\n    actual   {}", e, a));
+        }
+    }
+    out
+}
+
+fn run_case(dir: &Path) -> Result<(), String> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-sched"));
+    cmd.arg("whatif")
+        .arg("--snapshot")
+        .arg(dir.join("cluster.yaml"))
+        .arg("-f")
+        .arg(dir.join("pod.yaml"))
+        .arg("-o")
+        .arg("json");
+    if dir.join("config.yaml").exists() {
+        cmd.arg("--config").arg(dir.join("config.yaml"));
+    }
+    if std::env::var_os("KUBECTL_SCHED_SERIAL").is_some() {
+        cmd.arg("--serial");
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run the binary: {e}"))?;
+    if !matches!(out.status.code(), Some(0 | 1)) {
+        return Err(format!("exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let ours: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("output is not JSON: {e}"))?;
+    let mut expected: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    normalise_reasons(&mut expected);
+    let actual = reshape(&ours, &expected);
+    let d = diff(&expected, &actual);
+    if d.is_empty() { Ok(()) } else { Err(d.join("\n")) }
+}
+
+#[test]
+fn conformance() {
+    let known = known_failures();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("expected.json").exists())
+        .collect();
+    dirs.sort();
+    let mut passed = 0;
+    let mut problems = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        match (run_case(dir), known.get(&name)) {
+            (Ok(()), None) => passed += 1,
+            (Ok(()), Some(_)) => {
+                passed += 1;
+                problems.push(format!("{name}: passes now; remove it from tests/conformance_known_failures.txt"));
+            }
+            (Err(_), Some(_)) => {}
+            (Err(e), None) => problems.push(format!("{name}: FAILED\n{e}")),
+        }
+    }
+    for name in known.keys() {
+        if !dirs.iter().any(|d| d.ends_with(name)) {
+            problems.push(format!("{name}: listed as a known failure but there is no such case"));
+        }
+    }
+    println!("conformance: {passed}/{} pass ({} known failures listed)", dirs.len(), known.len());
+    for (name, why) in &known {
+        println!("  known failure {name}: {why}");
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
