@@ -14,8 +14,10 @@ fn cases_dir() -> PathBuf {
 }
 
 fn known_failures() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance_known_failures.txt"))
-        .unwrap_or_default();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance_known_failures.txt"),
+    )
+    .unwrap_or_default();
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -33,7 +35,9 @@ fn normalise_reasons(v: &mut Value) {
             for (k, child) in m.iter_mut() {
                 if k == "reasons"
                     && let Value::Array(items) = child
-                    && items.iter().all(|i| i.as_str().is_some_and(|s| s.starts_with("Insufficient ")))
+                    && items
+                        .iter()
+                        .all(|i| i.as_str().is_some_and(|s| s.starts_with("Insufficient ")))
                 {
                     items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
                 }
@@ -68,11 +72,23 @@ fn reshape(ours: &Value, expected: &Value) -> Value {
         Value::Null => Value::Null,
         p => {
             // The real scheduler picks one of the tied candidates arbitrarily; any of them is right.
-            let tied = expected["preemption"]["tiedNodes"].as_array().cloned().unwrap_or_default();
-            let nominated = if tied.contains(&p["nominatedNode"]) { expected["preemption"]["nominatedNode"].clone() } else { p["nominatedNode"].clone() };
-            let victims = if nominated == p["nominatedNode"] { p["victims"].clone() } else {
+            let tied = expected["preemption"]["tiedNodes"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let nominated = if tied.contains(&p["nominatedNode"]) {
+                expected["preemption"]["nominatedNode"].clone()
+            } else {
+                p["nominatedNode"].clone()
+            };
+            let victims = if nominated == p["nominatedNode"] {
+                p["victims"].clone()
+            } else {
                 // Victims of the node the expectation names, from our candidate list.
-                let mut v: Vec<Value> = p["candidates"].as_array().into_iter().flatten()
+                let mut v: Vec<Value> = p["candidates"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
                     .filter(|c| c["node"] == nominated)
                     .flat_map(|c| c["victims"].as_array().cloned().unwrap_or_default())
                     .map(|v| v["pod"].clone())
@@ -128,16 +144,28 @@ fn run_case(dir: &Path) -> Result<(), String> {
     if std::env::var_os("KUBECTL_SCHED_SERIAL").is_some() {
         cmd.arg("--serial");
     }
-    let out = cmd.output().map_err(|e| format!("cannot run the binary: {e}"))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run the binary: {e}"))?;
     if !matches!(out.status.code(), Some(0 | 1)) {
-        return Err(format!("exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "exit {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
-    let ours: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("output is not JSON: {e}"))?;
-    let mut expected: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let ours: Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("output is not JSON: {e}"))?;
+    let mut expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
     normalise_reasons(&mut expected);
     let actual = reshape(&ours, &expected);
     let d = diff(&expected, &actual);
-    if d.is_empty() { Ok(()) } else { Err(d.join("\n")) }
+    if d.is_empty() {
+        Ok(())
+    } else {
+        Err(d.join("\n"))
+    }
 }
 
 #[test]
@@ -158,7 +186,9 @@ fn conformance() {
             (Ok(()), None) => passed += 1,
             (Ok(()), Some(_)) => {
                 passed += 1;
-                problems.push(format!("{name}: passes now; remove it from tests/conformance_known_failures.txt"));
+                problems.push(format!(
+                    "{name}: passes now; remove it from tests/conformance_known_failures.txt"
+                ));
             }
             (Err(_), Some(_)) => {}
             (Err(e), None) => problems.push(format!("{name}: FAILED\n{e}")),
@@ -166,10 +196,16 @@ fn conformance() {
     }
     for name in known.keys() {
         if !dirs.iter().any(|d| d.ends_with(name)) {
-            problems.push(format!("{name}: listed as a known failure but there is no such case"));
+            problems.push(format!(
+                "{name}: listed as a known failure but there is no such case"
+            ));
         }
     }
-    println!("conformance: {passed}/{} pass ({} known failures listed)", dirs.len(), known.len());
+    println!(
+        "conformance: {passed}/{} pass ({} known failures listed)",
+        dirs.len(),
+        known.len()
+    );
     for (name, why) in &known {
         println!("  known failure {name}: {why}");
     }

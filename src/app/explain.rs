@@ -14,20 +14,31 @@ pub fn parse_pod_ref(s: &str, namespace: Option<&str>) -> Result<(String, String
     let default_ns = namespace.unwrap_or("default").to_string();
     match s.split_once('/') {
         None => Ok((default_ns, s.to_string())),
-        Some(("pod" | "pods" | "po", name)) if !name.is_empty() => Ok((default_ns, name.to_string())),
-        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => Ok((ns.to_string(), name.to_string())),
-        _ => Err(format!("{s:?} is not a pod reference: use NAME, pod/NAME or NAMESPACE/NAME")),
+        Some(("pod" | "pods" | "po", name)) if !name.is_empty() => {
+            Ok((default_ns, name.to_string()))
+        }
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((ns.to_string(), name.to_string()))
+        }
+        _ => Err(format!(
+            "{s:?} is not a pod reference: use NAME, pod/NAME or NAMESPACE/NAME"
+        )),
     }
 }
 
 pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     let Some(pod_ref) = &args.pod else {
-        return Err(Failure::bad_input(anyhow!("name a pod (NAME, pod/NAME or NAMESPACE/NAME)")));
+        return Err(Failure::bad_input(anyhow!(
+            "name a pod (NAME, pod/NAME or NAMESPACE/NAME)"
+        )));
     };
-    let (ns, name) = parse_pod_ref(pod_ref, global.namespace.as_deref()).map_err(|e| Failure::bad_input(anyhow!(e)))?;
+    let (ns, name) = parse_pod_ref(pod_ref, global.namespace.as_deref())
+        .map_err(|e| Failure::bad_input(anyhow!(e)))?;
     let cluster = load_cluster(global)?;
     let Some(pod) = cluster.find_pod(&ns, &name).cloned() else {
-        return Err(Failure::bad_input(anyhow!("pods {name:?} not found in namespace {ns:?}")));
+        return Err(Failure::bad_input(anyhow!(
+            "pods {name:?} not found in namespace {ns:?}"
+        )));
     };
     if pod.is_terminated() {
         return Err(Failure::bad_input(anyhow!(
@@ -44,5 +55,9 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     let result = fw.schedule(&snapshot, &candidate);
     let explanation = explain::build(fw, &snapshot, &candidate, &result);
     render(global, &explanation)?;
-    Ok(if explanation.fits() { EXIT_FITS } else { EXIT_UNSCHEDULABLE })
+    Ok(if explanation.fits() {
+        EXIT_FITS
+    } else {
+        EXIT_UNSCHEDULABLE
+    })
 }

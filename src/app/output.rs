@@ -19,9 +19,7 @@ pub fn load_cluster(global: &GlobalArgs) -> Result<Arc<Cluster>, Failure> {
             "no --snapshot given, and this build cannot read a live cluster yet: pass --snapshot FILE"
         )));
     };
-    let dump = file::load(path).map_err(Failure::bad_input)?;
-    let cluster = Cluster::from_dump(dump)
-        .map_err(|e| Failure::bad_input(anyhow!("{path}: invalid objects:\n{e}")))?;
+    let cluster = file::load(path).map_err(Failure::bad_input)?;
     for w in &cluster.warnings {
         eprintln!("warning: {w}");
     }
@@ -41,7 +39,10 @@ pub fn frameworks(config: Option<&Path>, serial: bool) -> Result<Vec<Framework>,
 }
 
 /// The profile that serves `scheduler_name`, as kube-scheduler picks it.
-pub fn profile_for<'a>(fws: &'a [Framework], scheduler_name: &str) -> Result<&'a Framework, Failure> {
+pub fn profile_for<'a>(
+    fws: &'a [Framework],
+    scheduler_name: &str,
+) -> Result<&'a Framework, Failure> {
     fws.iter().find(|f| f.profile == scheduler_name).ok_or_else(|| {
         let names: Vec<&str> = fws.iter().map(|f| f.profile.as_str()).collect();
         Failure::bad_input(anyhow!(
@@ -67,7 +68,9 @@ pub fn style(global: &GlobalArgs) -> Style {
 /// The width tables wrap to: $COLUMNS, else the terminal's, else 80 (wide: no limit).
 pub fn table_options(global: &GlobalArgs) -> TableOptions {
     let wide = global.output == Output::Wide;
-    let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.parse::<u16>().ok());
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<u16>().ok());
     let from_tty = if std::io::stdout().is_terminal() {
         comfy_table::Table::new().width()
     } else {
@@ -84,9 +87,13 @@ pub fn table_options(global: &GlobalArgs) -> TableOptions {
 /// Prints a serialisable value as JSON or YAML.
 pub fn print_structured<T: Serialize>(value: &T, output: Output) -> Result<(), Failure> {
     let text = match output {
-        Output::Yaml => serde_saphyr::to_string(value).context("rendering YAML").map_err(Failure::bad_input)?,
+        Output::Yaml => serde_saphyr::to_string(value)
+            .context("rendering YAML")
+            .map_err(Failure::bad_input)?,
         _ => {
-            let mut s = serde_json::to_string_pretty(value).context("rendering JSON").map_err(Failure::bad_input)?;
+            let mut s = serde_json::to_string_pretty(value)
+                .context("rendering JSON")
+                .map_err(Failure::bad_input)?;
             s.push('\n');
             s
         }

@@ -11,11 +11,17 @@ use anyhow::anyhow;
 use k8s_openapi::api::core::v1 as k8s;
 
 /// Reads, defaults, admits and validates the pod of `-f` as the API server would.
-pub fn load_pod(path: &str, namespace_flag: Option<&str>, cluster: &crate::model::cluster::Cluster) -> Result<Pod, Failure> {
+pub fn load_pod(
+    path: &str,
+    namespace_flag: Option<&str>,
+    cluster: &crate::model::cluster::Cluster,
+) -> Result<Pod, Failure> {
     let (display, value) = file::load_single(path).map_err(Failure::bad_input)?;
     let kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or("Pod");
     if kind != "Pod" {
-        return Err(Failure::bad_input(anyhow!("{display}: expected a Pod, found a {kind}")));
+        return Err(Failure::bad_input(anyhow!(
+            "{display}: expected a Pod, found a {kind}"
+        )));
     }
     let mut pod: k8s::Pod = file::typed(&display, "Pod", value).map_err(Failure::bad_input)?;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
@@ -36,7 +42,12 @@ pub fn load_pod(path: &str, namespace_flag: Option<&str>, cluster: &crate::model
         pod.metadata.namespace.as_deref().unwrap_or(""),
         pod.metadata.name.as_deref().unwrap_or("")
     );
-    validate::pod(&pod).map_err(|e| Failure::bad_input(anyhow!("{display}: Pod {object} is invalid:\n  {}", e.0.join("\n  "))))?;
+    validate::pod(&pod).map_err(|e| {
+        Failure::bad_input(anyhow!(
+            "{display}: Pod {object} is invalid:\n  {}",
+            e.0.join("\n  ")
+        ))
+    })?;
     let classes: Vec<_> = cluster
         .priority_classes
         .iter()
@@ -47,16 +58,25 @@ pub fn load_pod(path: &str, namespace_flag: Option<&str>, cluster: &crate::model
             },
             value: Some(c.value),
             global_default: Some(c.global_default),
-            preemption_policy: Some(if c.preemption_never { "Never" } else { "PreemptLowerPriority" }.to_string()),
+            preemption_policy: Some(
+                if c.preemption_never {
+                    "Never"
+                } else {
+                    "PreemptLowerPriority"
+                }
+                .to_string(),
+            ),
             ..Default::default()
         })
         .collect();
-    defaults::admit_priority(&mut pod, &classes).map_err(|defaults::UnknownPriorityClass(class)| {
-        Failure::bad_input(anyhow!(
-            "{display}: pods {:?} is forbidden: no PriorityClass with name {class} was found",
-            pod.metadata.name.as_deref().unwrap_or("")
-        ))
-    })?;
+    defaults::admit_priority(&mut pod, &classes).map_err(
+        |defaults::UnknownPriorityClass(class)| {
+            Failure::bad_input(anyhow!(
+                "{display}: pods {:?} is forbidden: no PriorityClass with name {class} was found",
+                pod.metadata.name.as_deref().unwrap_or("")
+            ))
+        },
+    )?;
     Pod::from_k8s(&pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))
 }
 
@@ -69,7 +89,11 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let result = fw.schedule(&snapshot, &pod);
     let explanation = explain::build(fw, &snapshot, &pod, &result);
     render(global, &explanation)?;
-    Ok(if explanation.fits() { EXIT_FITS } else { EXIT_UNSCHEDULABLE })
+    Ok(if explanation.fits() {
+        EXIT_FITS
+    } else {
+        EXIT_UNSCHEDULABLE
+    })
 }
 
 pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failure> {

@@ -140,7 +140,8 @@ fn plugin_status(s: &Status) -> PluginStatus {
 
 pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) -> Explanation {
     let name_of = |i: usize| snapshot.nodes[i].name().to_string();
-    let score_of: BTreeMap<usize, &crate::framework::runner::NodeScores> = r.feasible.iter().copied().zip(&r.scores).collect();
+    let score_of: BTreeMap<usize, &crate::framework::runner::NodeScores> =
+        r.feasible.iter().copied().zip(&r.scores).collect();
     let mut nodes: Vec<NodeExplanation> = snapshot
         .nodes
         .iter()
@@ -179,12 +180,20 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.plugin = Some(first.plugin.to_string());
                         e.code = Some(first.code);
                         e.reasons = first.reasons.clone();
-                        e.all_reasons = f.all.iter().map(|s| (s.plugin.to_string(), plugin_status(s))).collect();
+                        e.all_reasons = f
+                            .all
+                            .iter()
+                            .map(|s| (s.plugin.to_string(), plugin_status(s)))
+                            .collect();
                     }
                     None => {
                         e.feasible = true;
                         if let Some(scores) = score_of.get(&i) {
-                            e.scores = scores.by_plugin.iter().map(|&(p, s)| (p.to_string(), s)).collect();
+                            e.scores = scores
+                                .by_plugin
+                                .iter()
+                                .map(|&(p, s)| (p.to_string(), s))
+                                .collect();
                             e.total = Some(scores.total);
                         }
                     }
@@ -211,7 +220,10 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
             code: r.prefilter.code,
             plugin: r.prefilter.plugin.to_string(),
             reasons: r.prefilter.reasons.clone(),
-            node_names: r.prefilter_nodes.as_ref().map(|s| s.iter().map(|n| n.to_string()).collect()),
+            node_names: r
+                .prefilter_nodes
+                .as_ref()
+                .map(|s| s.iter().map(|n| n.to_string()).collect()),
         },
     };
 
@@ -253,8 +265,16 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
             tied_nodes: outcome.tied.iter().map(|n| n.to_string()).collect(),
             message,
             not_eligible: outcome.not_eligible.clone(),
-            potential_nodes: outcome.potential_nodes.iter().map(|n| n.to_string()).collect(),
-            failures: outcome.failures.iter().map(|(n, s)| (n.to_string(), plugin_status(s))).collect(),
+            potential_nodes: outcome
+                .potential_nodes
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+            failures: outcome
+                .failures
+                .iter()
+                .map(|(n, s)| (n.to_string(), plugin_status(s)))
+                .collect(),
             sampled_candidates: outcome.sampled_candidates,
         }
     });
@@ -277,7 +297,10 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
             ));
         }
         if selected.len() > 1 && r.nominated_fast_path.is_none() {
-            notes.push(format!("{} nodes tie for the highest score: kube-scheduler picks one of them at random", selected.len()));
+            notes.push(format!(
+                "{} nodes tie for the highest score: kube-scheduler picks one of them at random",
+                selected.len()
+            ));
         }
     }
 

@@ -43,7 +43,11 @@ pub struct TableOptions {
 
 fn verdict(n: &NodeExplanation, selected: bool, style: Style) -> String {
     if n.feasible {
-        if selected { style.good("fits *") } else { style.good("fits") }
+        if selected {
+            style.good("fits *")
+        } else {
+            style.good("fits")
+        }
     } else {
         match n.stage {
             Some(Stage::PreEnqueue) => style.dim("not tried"),
@@ -100,7 +104,11 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         return out;
     }
     let score_plugins: Vec<String> = {
-        let mut v: Vec<String> = e.nodes.iter().flat_map(|n| n.scores.keys().cloned()).collect();
+        let mut v: Vec<String> = e
+            .nodes
+            .iter()
+            .flat_map(|n| n.scores.keys().cloned())
+            .collect();
         v.sort();
         v.dedup();
         v
@@ -110,7 +118,11 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         .load_style(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(opts.width);
-    let mut head = vec![Cell::new("NODE"), Cell::new("FITS"), Cell::new("FIRST FAILING PLUGIN: REASONS")];
+    let mut head = vec![
+        Cell::new("NODE"),
+        Cell::new("FITS"),
+        Cell::new("FIRST FAILING PLUGIN: REASONS"),
+    ];
     if opts.wide {
         head.extend(score_plugins.iter().map(Cell::new));
     }
@@ -118,13 +130,23 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
     table.set_header(head);
     for n in &e.nodes {
         let selected = e.selected.contains(&n.name);
-        let mut row = vec![Cell::new(&n.name), Cell::new(verdict(n, selected, style)), Cell::new(why(n))];
+        let mut row = vec![
+            Cell::new(&n.name),
+            Cell::new(verdict(n, selected, style)),
+            Cell::new(why(n)),
+        ];
         if opts.wide {
             for p in &score_plugins {
-                row.push(Cell::new(n.scores.get(p).map(|s| s.to_string()).unwrap_or_default()).set_alignment(CellAlignment::Right));
+                row.push(
+                    Cell::new(n.scores.get(p).map(|s| s.to_string()).unwrap_or_default())
+                        .set_alignment(CellAlignment::Right),
+                );
             }
         }
-        row.push(Cell::new(n.total.map(|t| t.to_string()).unwrap_or_default()).set_alignment(CellAlignment::Right));
+        row.push(
+            Cell::new(n.total.map(|t| t.to_string()).unwrap_or_default())
+                .set_alignment(CellAlignment::Right),
+        );
         table.add_row(row);
     }
     let _ = writeln!(out, "{table}");
@@ -139,9 +161,19 @@ fn summary(e: &Explanation, style: Style, out: &mut String) {
         return;
     }
     if e.fits() {
-        let best = e.nodes.iter().find(|n| n.name == e.selected[0]).and_then(|n| n.total).unwrap_or(0);
+        let best = e
+            .nodes
+            .iter()
+            .find(|n| n.name == e.selected[0])
+            .and_then(|n| n.total)
+            .unwrap_or(0);
         if e.selected.len() == 1 {
-            let _ = writeln!(out, "{} {} (score {best})", style.good("Would be scheduled on"), style.bold(&e.selected[0]));
+            let _ = writeln!(
+                out,
+                "{} {} (score {best})",
+                style.good("Would be scheduled on"),
+                style.bold(&e.selected[0])
+            );
         } else {
             let _ = writeln!(
                 out,
@@ -152,8 +184,14 @@ fn summary(e: &Explanation, style: Style, out: &mut String) {
         }
     } else {
         let _ = writeln!(out, "{} {}", style.bad("Unschedulable:"), e.message);
-        if e.prefilter.code != crate::framework::status::Code::Success && !e.prefilter.plugin.is_empty() {
-            let _ = writeln!(out, "  rejected before any node was tried, by {} (PreFilter)", e.prefilter.plugin);
+        if e.prefilter.code != crate::framework::status::Code::Success
+            && !e.prefilter.plugin.is_empty()
+        {
+            let _ = writeln!(
+                out,
+                "  rejected before any node was tried, by {} (PreFilter)",
+                e.prefilter.plugin
+            );
         }
     }
     if let Some(p) = &e.preemption {
@@ -178,7 +216,11 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
         return;
     }
     if let Some(reason) = &p.not_eligible {
-        let _ = writeln!(out, "{} the pod may not preempt: {reason}", style.bold("Preemption:"));
+        let _ = writeln!(
+            out,
+            "{} the pod may not preempt: {reason}",
+            style.bold("Preemption:")
+        );
         return;
     }
     if !p.nominated_node.is_empty() {
@@ -198,17 +240,38 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
             );
         }
         let mut t = Table::new();
-        t.load_style(presets::NOTHING).set_content_arrangement(ContentArrangement::Dynamic);
-        t.set_header(vec!["CANDIDATE", "VICTIM", "PRIORITY", "VIOLATES PDB", "PDB VIOLATIONS"]);
+        t.load_style(presets::NOTHING)
+            .set_content_arrangement(ContentArrangement::Dynamic);
+        t.set_header(vec![
+            "CANDIDATE",
+            "VICTIM",
+            "PRIORITY",
+            "VIOLATES PDB",
+            "PDB VIOLATIONS",
+        ]);
         for c in &p.candidates {
             for (i, v) in c.victims.iter().enumerate() {
                 let node = if i == 0 {
-                    if c.node == p.nominated_node { format!("{} *", c.node) } else { c.node.clone() }
+                    if c.node == p.nominated_node {
+                        format!("{} *", c.node)
+                    } else {
+                        c.node.clone()
+                    }
                 } else {
                     String::new()
                 };
-                let count = if i == 0 { c.num_pdb_violations.to_string() } else { String::new() };
-                t.add_row(vec![node, v.pod.clone(), v.priority.to_string(), v.violates.join(", "), count]);
+                let count = if i == 0 {
+                    c.num_pdb_violations.to_string()
+                } else {
+                    String::new()
+                };
+                t.add_row(vec![
+                    node,
+                    v.pod.clone(),
+                    v.priority.to_string(),
+                    v.violates.join(", "),
+                    count,
+                ]);
             }
         }
         let _ = writeln!(out, "{t}");
@@ -221,7 +284,12 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
         }
         return;
     }
-    let _ = writeln!(out, "{} will not help: {}", style.bold("Preemption"), plain_reason(e, p));
+    let _ = writeln!(
+        out,
+        "{} will not help: {}",
+        style.bold("Preemption"),
+        plain_reason(e, p)
+    );
     out.push_str("  (the message starts with \"no new claims to deallocate\": the DynamicResources PostFilter runs first in the v1.34 default profile and has nothing to free for a pod without resource claims)\n");
 }
 
@@ -237,7 +305,9 @@ fn plain_reason(e: &Explanation, p: &super::PreemptionExplanation) -> String {
     }
     let mut parts: Vec<String> = unresolvable
         .iter()
-        .map(|(plugin, count)| format!("{count} node(s) fail {plugin}, which evicting pods cannot fix"))
+        .map(|(plugin, count)| {
+            format!("{count} node(s) fail {plugin}, which evicting pods cannot fix")
+        })
         .collect();
     for (node, s) in &p.failures {
         parts.push(format!("on {node}: {}", s.reasons.join("; ")));

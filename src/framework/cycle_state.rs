@@ -2,7 +2,10 @@
 //! written by PreFilter/PreScore and read by Filter/Score. Cloning it is how preemption and the
 //! nominated-pods pass try "what if" without disturbing the cycle.
 
-use crate::plugins::{node_affinity, node_ports, node_resources_balanced_allocation, node_resources_fit, taint_toleration};
+use crate::plugins::{
+    node_affinity, node_ports, node_resources_balanced_allocation, node_resources_fit,
+    taint_toleration,
+};
 
 #[derive(Clone, Debug, Default)]
 pub struct CycleState {

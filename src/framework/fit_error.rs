@@ -7,7 +7,12 @@ use std::collections::HashMap;
 /// The message before PostFilter plugins add their part. `prefilter_msg` is set when PreFilter
 /// rejected the pod (then node statuses are not counted); `explicit` is how many nodes have their
 /// own status, the rest getting the absent-nodes status.
-pub fn message(num_all_nodes: usize, prefilter_msg: Option<&str>, statuses: &NodeToStatus, explicit: usize) -> String {
+pub fn message(
+    num_all_nodes: usize,
+    prefilter_msg: Option<&str>,
+    statuses: &NodeToStatus,
+    explicit: usize,
+) -> String {
     let mut msg = format!("0/{num_all_nodes} nodes are available:");
     if let Some(pre) = prefilter_msg.filter(|m| !m.is_empty()) {
         msg.push_str(&format!(" {pre}."));
@@ -27,7 +32,10 @@ pub fn message(num_all_nodes: usize, prefilter_msg: Option<&str>, statuses: &Nod
             *counts.entry(r.as_str()).or_default() += num_all_nodes - explicit;
         }
     }
-    let mut parts: Vec<String> = counts.into_iter().map(|(r, n)| format!("{n} {r}")).collect();
+    let mut parts: Vec<String> = counts
+        .into_iter()
+        .map(|(r, n)| format!("{n} {r}"))
+        .collect();
     parts.sort();
     if !parts.is_empty() {
         msg.push_str(&format!(" {}.", parts.join(", ")));

@@ -83,11 +83,23 @@ pub trait Plugin: Send + Sync {
         false
     }
 
-    fn add_pod(&self, _cx: &Cx, _state: &mut CycleState, _pod_to_add: &Arc<Pod>, _node: &NodeInfo) -> Status {
+    fn add_pod(
+        &self,
+        _cx: &Cx,
+        _state: &mut CycleState,
+        _pod_to_add: &Arc<Pod>,
+        _node: &NodeInfo,
+    ) -> Status {
         Status::success()
     }
 
-    fn remove_pod(&self, _cx: &Cx, _state: &mut CycleState, _pod_to_remove: &Pod, _node: &NodeInfo) -> Status {
+    fn remove_pod(
+        &self,
+        _cx: &Cx,
+        _state: &mut CycleState,
+        _pod_to_remove: &Pod,
+        _node: &NodeInfo,
+    ) -> Status {
         Status::success()
     }
 
@@ -95,7 +107,13 @@ pub trait Plugin: Send + Sync {
         Status::success()
     }
 
-    fn post_filter(&self, _fw: &Framework, _cx: &Cx, _state: &CycleState, _statuses: &NodeToStatus) -> PostFilterOutcome {
+    fn post_filter(
+        &self,
+        _fw: &Framework,
+        _cx: &Cx,
+        _state: &CycleState,
+        _statuses: &NodeToStatus,
+    ) -> PostFilterOutcome {
         PostFilterOutcome {
             status: Status::unschedulable(""),
             preemption: None,

@@ -29,7 +29,8 @@ pub fn from_multi_point(
         parallel: true,
     };
     for (name, weight) in enabled {
-        let plugin = plugins::new_plugin(name, args).ok_or_else(|| format!("plugin {name:?} does not exist"))?;
+        let plugin = plugins::new_plugin(name, args)
+            .ok_or_else(|| format!("plugin {name:?} does not exist"))?;
         let points = plugin.points();
         let idx = fw.plugins.len();
         fw.plugins.push(plugin);

@@ -109,7 +109,8 @@ fn rejected_reasons_status(plugin: &'static str, s: Status) -> Status {
     if s.is_success() || s.is_rejected() {
         s.with_plugin(plugin)
     } else {
-        Status::error(format!("running {plugin:?} filter plugin: {}", s.message())).with_plugin(plugin)
+        Status::error(format!("running {plugin:?} filter plugin: {}", s.message()))
+            .with_plugin(plugin)
     }
 }
 
@@ -123,11 +124,18 @@ impl Framework {
     }
 
     pub fn filter_plugin_names(&self) -> Vec<&'static str> {
-        self.filter.iter().map(|&i| self.plugins[i].name()).collect()
+        self.filter
+            .iter()
+            .map(|&i| self.plugins[i].name())
+            .collect()
     }
 
     /// `RunPreFilterPlugins`: the combined status and the node set the plugins allow.
-    pub fn run_pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes, Vec<&'static str>) {
+    pub fn run_pre_filter(
+        &self,
+        cx: &Cx,
+        state: &mut CycleState,
+    ) -> (Status, PreFilterNodes, Vec<&'static str>) {
         let mut result: PreFilterNodes = None;
         let mut plugins_with_nodes: Vec<&'static str> = Vec::new();
         let mut return_status = Status::success();
@@ -147,8 +155,13 @@ impl Framework {
                         continue;
                     }
                     _ => {
-                        let msg = format!("running PreFilter plugin {:?}: {}", pl.name(), s.message());
-                        return (Status::error(msg).with_plugin(pl.name()), None, plugins_with_nodes);
+                        let msg =
+                            format!("running PreFilter plugin {:?}: {}", pl.name(), s.message());
+                        return (
+                            Status::error(msg).with_plugin(pl.name()),
+                            None,
+                            plugins_with_nodes,
+                        );
                     }
                 }
             }
@@ -164,7 +177,10 @@ impl Framework {
                     let msg = if sorted.len() == 1 {
                         format!("node(s) didn't satisfy plugin {}", sorted[0])
                     } else {
-                        format!("node(s) didn't satisfy plugin(s) [{}] simultaneously", sorted.join(" "))
+                        format!(
+                            "node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                            sorted.join(" ")
+                        )
                     };
                     return (Status::unresolvable(msg), result, plugins_with_nodes);
                 }
@@ -174,7 +190,12 @@ impl Framework {
     }
 
     /// Runs every filter on the node. Returns (first failure, every failure).
-    fn run_filters_all(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> (Option<Status>, Vec<Status>) {
+    fn run_filters_all(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        node: &NodeInfo,
+    ) -> (Option<Status>, Vec<Status>) {
         let mut first = None;
         let mut all = Vec::new();
         for &i in &self.filter {
@@ -211,7 +232,13 @@ impl Framework {
     }
 
     /// `RunPreFilterExtensionAddPod`.
-    pub fn run_add_pod(&self, cx: &Cx, state: &mut CycleState, pod: &Arc<Pod>, node: &NodeInfo) -> Status {
+    pub fn run_add_pod(
+        &self,
+        cx: &Cx,
+        state: &mut CycleState,
+        pod: &Arc<Pod>,
+        node: &NodeInfo,
+    ) -> Status {
         for &i in &self.pre_filter {
             let pl = self.plugin(i);
             if state.skips_filter(pl.name()) || !pl.has_pre_filter_extensions() {
@@ -219,14 +246,24 @@ impl Framework {
             }
             let s = pl.add_pod(cx, state, pod, node);
             if !s.is_success() {
-                return Status::error(format!("running AddPod on PreFilter plugin {:?}: {}", pl.name(), s.message()));
+                return Status::error(format!(
+                    "running AddPod on PreFilter plugin {:?}: {}",
+                    pl.name(),
+                    s.message()
+                ));
             }
         }
         Status::success()
     }
 
     /// `RunPreFilterExtensionRemovePod`.
-    pub fn run_remove_pod(&self, cx: &Cx, state: &mut CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+    pub fn run_remove_pod(
+        &self,
+        cx: &Cx,
+        state: &mut CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
         for &i in &self.pre_filter {
             let pl = self.plugin(i);
             if state.skips_filter(pl.name()) || !pl.has_pre_filter_extensions() {
@@ -234,7 +271,11 @@ impl Framework {
             }
             let s = pl.remove_pod(cx, state, pod, node);
             if !s.is_success() {
-                return Status::error(format!("running RemovePod on PreFilter plugin {:?}: {}", pl.name(), s.message()));
+                return Status::error(format!(
+                    "running RemovePod on PreFilter plugin {:?}: {}",
+                    pl.name(),
+                    s.message()
+                ));
             }
         }
         Status::success()
@@ -242,7 +283,12 @@ impl Framework {
 
     /// `addGENominatedPods`: a copy of state and node with the nominated pods of equal or higher
     /// priority added, or `None` when there are none.
-    pub fn with_nominated_pods(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<Option<(CycleState, NodeInfo)>, Status> {
+    pub fn with_nominated_pods(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        node: &NodeInfo,
+    ) -> Result<Option<(CycleState, NodeInfo)>, Status> {
         let mut added: Option<(CycleState, NodeInfo)> = None;
         for p in cx.snapshot.nominated_on(node.name(), cx.pod) {
             if p.priority < cx.pod.priority {
@@ -283,7 +329,11 @@ impl Framework {
                 all.push(s);
             }
         }
-        let order = |s: &Status| self.filter.iter().position(|&i| self.plugins[i].name() == s.plugin);
+        let order = |s: &Status| {
+            self.filter
+                .iter()
+                .position(|&i| self.plugins[i].name() == s.plugin)
+        };
         all.sort_by_key(order);
         NodeFilterResult {
             first: first1.or(first2),
@@ -298,21 +348,31 @@ impl Framework {
         }
         let mut percentage = i64::from(self.percentage_of_nodes_to_score.unwrap_or(0));
         if percentage == 0 {
-            percentage = (50 - num_all_nodes as i64 / 125).max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND);
+            percentage =
+                (50 - num_all_nodes as i64 / 125).max(MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND);
         }
         let n = (num_all_nodes as i64 * percentage / 100) as usize;
         n.max(MIN_FEASIBLE_NODES_TO_FIND)
     }
 
     /// Runs PreScore and Score on the feasible nodes: normalised, weighted scores per node.
-    pub fn score_nodes(&self, cx: &Cx, state: &mut CycleState, feasible: &[&NodeInfo]) -> Result<Vec<NodeScores>, Status> {
+    pub fn score_nodes(
+        &self,
+        cx: &Cx,
+        state: &mut CycleState,
+        feasible: &[&NodeInfo],
+    ) -> Result<Vec<NodeScores>, Status> {
         for &i in &self.pre_score {
             let pl = self.plugin(i);
             let s = pl.pre_score(cx, state, feasible);
             if s.is_skip() {
                 state.skip_score.push(pl.name());
             } else if !s.is_success() {
-                return Err(Status::error(format!("running PreScore plugin {:?}: {}", pl.name(), s.message())));
+                return Err(Status::error(format!(
+                    "running PreScore plugin {:?}: {}",
+                    pl.name(),
+                    s.message()
+                )));
             }
         }
         let state = &*state;
@@ -327,31 +387,45 @@ impl Framework {
                 .iter()
                 .map(|&(i, _)| {
                     let pl = self.plugin(i);
-                    pl.score(cx, state, node)
-                        .map_err(|e| Status::error(format!("plugin {:?} failed with: {}", pl.name(), e.message())))
+                    pl.score(cx, state, node).map_err(|e| {
+                        Status::error(format!(
+                            "plugin {:?} failed with: {}",
+                            pl.name(),
+                            e.message()
+                        ))
+                    })
                 })
                 .collect()
         };
         let raw: Vec<Vec<i64>> = if self.parallel && feasible.len() > 64 {
-            feasible.par_iter().map(score_one).collect::<Result<_, _>>()?
+            feasible
+                .par_iter()
+                .map(score_one)
+                .collect::<Result<_, _>>()?
         } else {
             feasible.iter().map(score_one).collect::<Result<_, _>>()?
         };
-        let mut per_plugin: Vec<Vec<i64>> = (0..active.len()).map(|p| raw.iter().map(|r| r[p]).collect()).collect();
+        let mut per_plugin: Vec<Vec<i64>> = (0..active.len())
+            .map(|p| raw.iter().map(|r| r[p]).collect())
+            .collect();
         for (p, &(i, _)) in active.iter().enumerate() {
             let pl = self.plugin(i);
             if pl.has_score_extensions() {
                 let s = pl.normalize_score(cx, state, &mut per_plugin[p]);
                 if !s.is_success() {
-                    return Err(Status::error(format!("plugin {:?} failed with: {}", pl.name(), s.message())));
+                    return Err(Status::error(format!(
+                        "plugin {:?} failed with: {}",
+                        pl.name(),
+                        s.message()
+                    )));
                 }
             }
         }
         let mut out = Vec::with_capacity(feasible.len());
         for n in 0..feasible.len() {
             let mut scores = NodeScores::default();
-            for (p, &(i, weight)) in active.iter().enumerate() {
-                let score = per_plugin[p][n];
+            for (plugin_scores, &(i, weight)) in per_plugin.iter().zip(&active) {
+                let score = plugin_scores[n];
                 let name = self.plugins[i].name();
                 if !(0..=MAX_NODE_SCORE).contains(&score) {
                     return Err(Status::error(format!(
@@ -367,7 +441,12 @@ impl Framework {
     }
 
     /// `RunPostFilterPlugins`.
-    pub fn run_post_filter(&self, cx: &Cx, state: &CycleState, statuses: &NodeToStatus) -> PostFilterOutcome {
+    pub fn run_post_filter(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        statuses: &NodeToStatus,
+    ) -> PostFilterOutcome {
         let mut reasons = Vec::new();
         let mut rejector: &'static str = "";
         let mut preemption = None;
@@ -456,7 +535,8 @@ impl Framework {
         if pre_status.is_rejected() {
             statuses.absent = pre_status.clone();
             result.excluded_status = Some(pre_status.clone());
-            result.message_before_post_filter = fit_error::message(n, Some(&pre_status.message()), &statuses, n);
+            result.message_before_post_filter =
+                fit_error::message(n, Some(&pre_status.message()), &statuses, n);
             self.finish_with_post_filter(&cx, &state, &statuses, &mut result);
             return result;
         }
@@ -466,10 +546,16 @@ impl Framework {
             Some(names) => {
                 let mut sorted = plugins_with_nodes.clone();
                 sorted.sort();
-                let excluded = Status::unresolvable(format!("node(s) didn't satisfy plugin(s) [{}]", sorted.join(" ")));
+                let excluded = Status::unresolvable(format!(
+                    "node(s) didn't satisfy plugin(s) [{}]",
+                    sorted.join(" ")
+                ));
                 statuses.absent = excluded.clone();
                 result.excluded_status = Some(excluded);
-                names.iter().filter_map(|&name| snapshot.node_index(name)).collect()
+                names
+                    .iter()
+                    .filter_map(|&name| snapshot.node_index(name))
+                    .collect()
             }
         };
         let filter_one = |&i: &usize| (i, self.filter_node(&cx, &state, &snapshot.nodes[i]));
@@ -483,7 +569,9 @@ impl Framework {
                 if first.code == Code::Error {
                     result.error = Some(first.clone());
                 }
-                statuses.by_node.insert(snapshot.nodes[i].name(), first.clone());
+                statuses
+                    .by_node
+                    .insert(snapshot.nodes[i].name(), first.clone());
             } else {
                 result.feasible.push(i);
             }
@@ -493,7 +581,9 @@ impl Framework {
         if result.error.is_some() {
             return result;
         }
-        if let Some(nominated) = pod.nominated_node_name.and_then(|name| snapshot.node_index(name))
+        if let Some(nominated) = pod
+            .nominated_node_name
+            .and_then(|name| snapshot.node_index(name))
             && result.feasible.contains(&nominated)
         {
             result.nominated_fast_path = Some(nominated);
@@ -505,7 +595,11 @@ impl Framework {
             return result;
         }
         result.scoring_skipped = result.feasible.len() == 1 || result.nominated_fast_path.is_some();
-        let feasible_infos: Vec<&NodeInfo> = result.feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
+        let feasible_infos: Vec<&NodeInfo> = result
+            .feasible
+            .iter()
+            .map(|&i| &snapshot.nodes[i])
+            .collect();
         match self.score_nodes(&cx, &mut state, &feasible_infos) {
             Ok(scores) => result.scores = scores,
             Err(e) => {
@@ -530,13 +624,23 @@ impl Framework {
         result.selected.sort_by_key(|&i| snapshot.nodes[i].name());
         if let Some(&first) = result.selected.first() {
             for &i in &self.pre_bind {
-                result.binding.extend(self.plugin(i).describe_binding(&cx, &state, &snapshot.nodes[first]));
+                result.binding.extend(self.plugin(i).describe_binding(
+                    &cx,
+                    &state,
+                    &snapshot.nodes[first],
+                ));
             }
         }
         result
     }
 
-    fn finish_with_post_filter(&self, cx: &Cx, state: &CycleState, statuses: &NodeToStatus, result: &mut CycleResult) {
+    fn finish_with_post_filter(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        statuses: &NodeToStatus,
+        result: &mut CycleResult,
+    ) {
         if self.post_filter.is_empty() {
             result.message = result.message_before_post_filter.clone();
             return;

@@ -91,7 +91,11 @@ impl Snapshot {
     }
 
     /// Nominated pods on a node, other than `pod` itself.
-    pub fn nominated_on<'a>(&'a self, node: Str, pod: &'a Pod) -> impl Iterator<Item = &'a Arc<Pod>> + 'a {
+    pub fn nominated_on<'a>(
+        &'a self,
+        node: Str,
+        pod: &'a Pod,
+    ) -> impl Iterator<Item = &'a Arc<Pod>> + 'a {
         self.nominated
             .iter()
             .filter(move |p| p.nominated_node_name == Some(node) && p.uid != pod.uid)

@@ -53,7 +53,11 @@ impl Status {
     }
 
     pub fn with_reasons(code: Code, reasons: Vec<String>) -> Status {
-        Status { code, reasons, plugin: "" }
+        Status {
+            code,
+            reasons,
+            plugin: "",
+        }
     }
 
     pub fn skip() -> Status {
@@ -91,7 +95,10 @@ impl Status {
 
     /// Unschedulable or UnschedulableAndUnresolvable.
     pub fn is_rejected(&self) -> bool {
-        matches!(self.code, Code::Unschedulable | Code::UnschedulableAndUnresolvable)
+        matches!(
+            self.code,
+            Code::Unschedulable | Code::UnschedulableAndUnresolvable
+        )
     }
 
     /// `Status.Message()`: the reasons joined by ", ".

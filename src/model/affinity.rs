@@ -35,9 +35,14 @@ impl AffinityTerm {
     /// `AffinityTerm.Matches`: the pod is in one of the term's namespaces (listed, or selected by
     /// the namespace selector through the namespace's labels) and its labels match. A namespace
     /// missing from the cluster has no labels, which an empty `namespaceSelector: {}` still selects.
-    pub fn matches(&self, pod_namespace: Str, pod_labels: &Labels, namespace_labels: &Labels) -> bool {
-        let in_namespace =
-            self.namespaces.contains(&pod_namespace) || self.namespace_selector.matches(namespace_labels);
+    pub fn matches(
+        &self,
+        pod_namespace: Str,
+        pod_labels: &Labels,
+        namespace_labels: &Labels,
+    ) -> bool {
+        let in_namespace = self.namespaces.contains(&pod_namespace)
+            || self.namespace_selector.matches(namespace_labels);
         in_namespace && self.selector.matches(pod_labels)
     }
 }
@@ -62,7 +67,12 @@ pub struct PodAffinity {
     pub parse_errors: Vec<String>,
 }
 
-fn parse_required(ns: Str, terms: Option<&Vec<k8s::PodAffinityTerm>>, what: &str, errors: &mut Vec<String>) -> Vec<AffinityTerm> {
+fn parse_required(
+    ns: Str,
+    terms: Option<&Vec<k8s::PodAffinityTerm>>,
+    what: &str,
+    errors: &mut Vec<String>,
+) -> Vec<AffinityTerm> {
     let terms = terms.map(Vec::as_slice).unwrap_or(&[]);
     match terms.iter().map(|t| AffinityTerm::parse(ns, t)).collect() {
         Ok(v) => v,
@@ -83,7 +93,10 @@ fn parse_weighted(
     let parsed: Result<Vec<_>, String> = terms
         .iter()
         .map(|t| {
-            AffinityTerm::parse(ns, &t.pod_affinity_term).map(|term| WeightedAffinityTerm { term, weight: t.weight })
+            AffinityTerm::parse(ns, &t.pod_affinity_term).map(|term| WeightedAffinityTerm {
+                term,
+                weight: t.weight,
+            })
         })
         .collect();
     parsed.unwrap_or_else(|e| {
@@ -104,25 +117,37 @@ impl PodAffinity {
             has_affinity: pa.is_some() || paa.is_some(),
             required_affinity: parse_required(
                 namespace,
-                pa.and_then(|p| p.required_during_scheduling_ignored_during_execution.as_ref()),
+                pa.and_then(|p| {
+                    p.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
                 "requiredAffinityTerms",
                 &mut errors,
             ),
             required_anti_affinity: parse_required(
                 namespace,
-                paa.and_then(|p| p.required_during_scheduling_ignored_during_execution.as_ref()),
+                paa.and_then(|p| {
+                    p.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
                 "requiredAntiAffinityTerms",
                 &mut errors,
             ),
             preferred_affinity: parse_weighted(
                 namespace,
-                pa.and_then(|p| p.preferred_during_scheduling_ignored_during_execution.as_ref()),
+                pa.and_then(|p| {
+                    p.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
                 "preferredAffinityTerms",
                 &mut errors,
             ),
             preferred_anti_affinity: parse_weighted(
                 namespace,
-                paa.and_then(|p| p.preferred_during_scheduling_ignored_during_execution.as_ref()),
+                paa.and_then(|p| {
+                    p.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
                 "preferredAntiAffinityTerms",
                 &mut errors,
             ),

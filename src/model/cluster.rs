@@ -7,7 +7,7 @@ use super::intern::Str;
 use super::labels::{Labels, Selector};
 use super::node::Node;
 use super::pod::Pod;
-use crate::source::{Dump, SnapshotMeta};
+use crate::source::{Dump, Object, SnapshotMeta};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, StorageClass};
 use std::collections::HashMap;
@@ -83,131 +83,291 @@ fn label_selector(
         Ok(s) => Some(s),
         Err(e) => {
             let (ns, name) = ns_name(meta);
-            errors.push(ObjectError::new(kind, format!("{ns}/{name}"), "spec.selector", e));
+            errors.push(ObjectError::new(
+                kind,
+                format!("{ns}/{name}"),
+                "spec.selector",
+                e,
+            ));
             None
         }
+    }
+}
+
+/// A pod converted before the PriorityClasses were known: Priority admission still to apply.
+struct PendingAdmission {
+    pod: usize,
+    class: Option<Str>,
+    /// `spec.preemptionPolicy` was set on the pod itself.
+    policy_set: bool,
+}
+
+/// A pod parsed from its API object, with what Priority admission still has to decide.
+pub struct ConvertedPod {
+    pod: Pod,
+    needs_admission: Option<(Option<Str>, bool)>,
+}
+
+/// API defaulting and parsing of one pod. Pure, so sources can run it in parallel while they read;
+/// Priority admission waits for `ClusterBuilder::finish`, when every PriorityClass is known.
+pub fn convert_pod(mut p: k8s::Pod) -> Result<ConvertedPod, ObjectError> {
+    defaults::pod(&mut p, "default");
+    let spec = p.spec.as_ref();
+    let needs_admission = match spec {
+        Some(s) if s.priority.is_none() => Some((
+            s.priority_class_name
+                .as_deref()
+                .filter(|n| !n.is_empty())
+                .map(Str::new),
+            s.preemption_policy.is_some(),
+        )),
+        _ => None,
+    };
+    Ok(ConvertedPod {
+        pod: Pod::from_k8s(&p)?,
+        needs_admission,
+    })
+}
+
+/// Builds a `Cluster` object by object, so a source never has to hold every API object at once.
+#[derive(Default)]
+pub struct ClusterBuilder {
+    cluster: Cluster,
+    pods: Vec<Pod>,
+    pending: Vec<PendingAdmission>,
+    errors: Vec<ObjectError>,
+    seen_nodes: std::collections::HashSet<Str>,
+}
+
+impl ClusterBuilder {
+    pub fn new() -> ClusterBuilder {
+        ClusterBuilder::default()
+    }
+
+    pub fn warn(&mut self, warning: String) {
+        self.cluster.warnings.push(warning);
+    }
+
+    pub fn add_pod(&mut self, converted: Result<ConvertedPod, ObjectError>) {
+        match converted {
+            Ok(c) => {
+                if let Some((class, policy_set)) = c.needs_admission {
+                    self.pending.push(PendingAdmission {
+                        pod: self.pods.len(),
+                        class,
+                        policy_set,
+                    });
+                }
+                self.pods.push(c.pod);
+            }
+            Err(e) => self.errors.push(e),
+        }
+    }
+
+    pub fn add(&mut self, object: Object) {
+        let c = &mut self.cluster;
+        match object {
+            Object::Pod(p) => self.add_pod(convert_pod(*p)),
+            Object::Node(n) => match Node::from_k8s(&n) {
+                Ok(node) => {
+                    if self.seen_nodes.insert(node.name) {
+                        c.nodes.push(Arc::new(node));
+                    } else {
+                        self.errors.push(ObjectError::new(
+                            "Node",
+                            node.name.as_str(),
+                            "metadata.name",
+                            "appears more than once",
+                        ));
+                    }
+                }
+                Err(e) => self.errors.push(e),
+            },
+            Object::PriorityClass(pc) => c.priority_classes.push(PriorityClassInfo {
+                name: Str::new(pc.metadata.name.as_deref().unwrap_or("")),
+                value: pc.value.unwrap_or(0),
+                global_default: pc.global_default == Some(true),
+                preemption_never: pc.preemption_policy.as_deref() == Some("Never"),
+            }),
+            Object::Namespace(mut ns) => {
+                defaults::namespace(&mut ns);
+                let name = Str::new(ns.metadata.name.as_deref().unwrap_or(""));
+                c.namespaces.insert(
+                    name,
+                    ns.metadata
+                        .labels
+                        .as_ref()
+                        .map(Labels::from_map)
+                        .unwrap_or_default(),
+                );
+            }
+            Object::Pdb(pdb) => {
+                let (namespace, name) = ns_name(&pdb.metadata);
+                let selector = label_selector(
+                    "PodDisruptionBudget",
+                    &pdb.metadata,
+                    pdb.spec.as_ref().and_then(|s| s.selector.as_ref()),
+                    &mut self.errors,
+                );
+                let status = pdb.status.as_ref();
+                c.pdbs.push(Pdb {
+                    namespace,
+                    name,
+                    selector,
+                    disruptions_allowed: status.and_then(|s| s.disruptions_allowed).unwrap_or(0),
+                    disrupted_pods: status
+                        .and_then(|s| s.disrupted_pods.as_ref())
+                        .map(|m| m.keys().map(Str::new).collect())
+                        .unwrap_or_default(),
+                });
+            }
+            Object::Pvc(pvc) => {
+                c.pvcs.insert(ns_name(&pvc.metadata), Arc::new(*pvc));
+            }
+            Object::Pv(pv) => {
+                c.pvs.insert(
+                    Str::new(pv.metadata.name.as_deref().unwrap_or("")),
+                    Arc::new(*pv),
+                );
+            }
+            Object::StorageClass(mut sc) => {
+                defaults::storage_class(&mut sc);
+                c.storage_classes.insert(
+                    Str::new(sc.metadata.name.as_deref().unwrap_or("")),
+                    Arc::new(*sc),
+                );
+            }
+            Object::CsiNode(n) => {
+                c.csi_nodes.insert(
+                    Str::new(n.metadata.name.as_deref().unwrap_or("")),
+                    Arc::new(*n),
+                );
+            }
+            Object::CsiDriver(d) => {
+                c.csi_drivers.insert(
+                    Str::new(d.metadata.name.as_deref().unwrap_or("")),
+                    Arc::new(*d),
+                );
+            }
+            Object::Service(svc) => {
+                let (ns, _) = ns_name(&svc.metadata);
+                let selector = svc
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.selector.as_ref())
+                    .map(Labels::from_map);
+                c.workloads.services.entry(ns).or_default().push(selector);
+            }
+            Object::ReplicationController(rc) => {
+                let selector = rc
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.selector.as_ref())
+                    .map(Labels::from_map);
+                c.workloads
+                    .replication_controllers
+                    .insert(ns_name(&rc.metadata), selector);
+            }
+            Object::ReplicaSet(rs) => {
+                let sel = label_selector(
+                    "ReplicaSet",
+                    &rs.metadata,
+                    Some(&rs.spec.selector),
+                    &mut self.errors,
+                );
+                c.workloads.replica_sets.insert(ns_name(&rs.metadata), sel);
+            }
+            Object::StatefulSet(ss) => {
+                let sel = label_selector(
+                    "StatefulSet",
+                    &ss.metadata,
+                    Some(&ss.spec.selector),
+                    &mut self.errors,
+                );
+                c.workloads.stateful_sets.insert(ns_name(&ss.metadata), sel);
+            }
+            Object::Lease(l) => c.leases.push(*l),
+            Object::LeaseCandidate(l) => c.lease_candidates.push(*l),
+            Object::Event(e) => c.events.push(*e),
+            Object::SnapshotInfo(meta) => c.meta = *meta,
+        }
+    }
+
+    /// Applies Priority admission to the pods that need it and reports every broken object.
+    pub fn finish(mut self) -> Result<Cluster, ObjectErrors> {
+        for p in std::mem::take(&mut self.pending) {
+            let pod = &mut self.pods[p.pod];
+            let class = match p.class {
+                Some(name) => match self
+                    .cluster
+                    .priority_classes
+                    .iter()
+                    .find(|c| c.name == name)
+                {
+                    Some(c) => Some((c.value, c.preemption_never)),
+                    None => match [
+                        defaults::SYSTEM_CLUSTER_CRITICAL,
+                        defaults::SYSTEM_NODE_CRITICAL,
+                    ]
+                    .iter()
+                    .find(|(n, _)| *n == name.as_str())
+                    {
+                        Some((_, v)) => Some((*v, false)),
+                        None => {
+                            // A pod that exists was admitted once; its class has since been deleted.
+                            self.cluster.warnings.push(format!(
+                                "pod {}: PriorityClass {:?} not found, priority taken as 0",
+                                pod.key(),
+                                name.as_str()
+                            ));
+                            None
+                        }
+                    },
+                },
+                None => self
+                    .cluster
+                    .priority_classes
+                    .iter()
+                    .filter(|c| c.global_default)
+                    .min_by_key(|c| c.value)
+                    .map(|c| {
+                        pod.priority_class_name = Some(c.name);
+                        (c.value, c.preemption_never)
+                    }),
+            };
+            let (value, never) = class.unwrap_or((0, false));
+            pod.priority = value;
+            if !p.policy_set {
+                pod.preemption_never = never;
+            }
+        }
+        if !self.errors.is_empty() {
+            return Err(ObjectErrors(self.errors));
+        }
+        let mut cluster = self.cluster;
+        for pod in self.pods {
+            let pod = Arc::new(pod);
+            if pod.is_terminated() {
+                cluster.terminated_pods.push(pod);
+            } else {
+                cluster.pods.push(pod);
+            }
+        }
+        Ok(cluster)
     }
 }
 
 impl Cluster {
     /// Defaults, admits and parses every object; reports every broken object, not just the first.
     pub fn from_dump(dump: Dump) -> Result<Cluster, ObjectErrors> {
-        let mut errors = Vec::new();
-        let mut cluster = Cluster {
-            meta: dump.meta,
-            warnings: dump.warnings,
-            leases: dump.leases,
-            lease_candidates: dump.lease_candidates,
-            events: dump.events,
-            ..Default::default()
-        };
-        cluster.priority_classes = dump
-            .priority_classes
-            .iter()
-            .map(|c| PriorityClassInfo {
-                name: Str::new(c.metadata.name.as_deref().unwrap_or("")),
-                value: c.value.unwrap_or(0),
-                global_default: c.global_default == Some(true),
-                preemption_never: c.preemption_policy.as_deref() == Some("Never"),
-            })
-            .collect();
-
-        for n in &dump.nodes {
-            match Node::from_k8s(n) {
-                Ok(node) => cluster.nodes.push(Arc::new(node)),
-                Err(e) => errors.push(e),
-            }
+        let mut b = ClusterBuilder::new();
+        for w in &dump.warnings {
+            b.warn(w.clone());
         }
-        let mut seen_nodes = std::collections::HashSet::new();
-        for n in &cluster.nodes {
-            if !seen_nodes.insert(n.name) {
-                errors.push(ObjectError::new("Node", n.name.as_str(), "metadata.name", "appears more than once"));
-            }
+        for o in dump.into_objects() {
+            b.add(o);
         }
-
-        for mut p in dump.pods {
-            defaults::pod(&mut p, "default");
-            if let Err(defaults::UnknownPriorityClass(class)) = defaults::admit_priority(&mut p, &dump.priority_classes) {
-                // A pod that exists was admitted once; its class has since been deleted.
-                cluster.warnings.push(format!(
-                    "pod {}/{}: PriorityClass {class:?} not found, priority taken as 0",
-                    p.metadata.namespace.as_deref().unwrap_or(""),
-                    p.metadata.name.as_deref().unwrap_or("")
-                ));
-                if let Some(spec) = p.spec.as_mut() {
-                    spec.priority = Some(0);
-                }
-            }
-            match Pod::from_k8s(&p) {
-                Ok(pod) if pod.is_terminated() => cluster.terminated_pods.push(Arc::new(pod)),
-                Ok(pod) => cluster.pods.push(Arc::new(pod)),
-                Err(e) => errors.push(e),
-            }
-        }
-
-        for mut ns in dump.namespaces {
-            defaults::namespace(&mut ns);
-            let name = Str::new(ns.metadata.name.as_deref().unwrap_or(""));
-            cluster.namespaces.insert(name, ns.metadata.labels.as_ref().map(Labels::from_map).unwrap_or_default());
-        }
-
-        for pdb in &dump.pdbs {
-            let (namespace, name) = ns_name(&pdb.metadata);
-            let selector = label_selector("PodDisruptionBudget", &pdb.metadata, pdb.spec.as_ref().and_then(|s| s.selector.as_ref()), &mut errors);
-            let status = pdb.status.as_ref();
-            cluster.pdbs.push(Pdb {
-                namespace,
-                name,
-                selector,
-                disruptions_allowed: status.and_then(|s| s.disruptions_allowed).unwrap_or(0),
-                disrupted_pods: status
-                    .and_then(|s| s.disrupted_pods.as_ref())
-                    .map(|m| m.keys().map(Str::new).collect())
-                    .unwrap_or_default(),
-            });
-        }
-
-        for pvc in dump.pvcs {
-            cluster.pvcs.insert(ns_name(&pvc.metadata), Arc::new(pvc));
-        }
-        for pv in dump.pvs {
-            cluster.pvs.insert(Str::new(pv.metadata.name.as_deref().unwrap_or("")), Arc::new(pv));
-        }
-        for mut sc in dump.storage_classes {
-            defaults::storage_class(&mut sc);
-            cluster.storage_classes.insert(Str::new(sc.metadata.name.as_deref().unwrap_or("")), Arc::new(sc));
-        }
-        for c in dump.csi_nodes {
-            cluster.csi_nodes.insert(Str::new(c.metadata.name.as_deref().unwrap_or("")), Arc::new(c));
-        }
-        for d in dump.csi_drivers {
-            cluster.csi_drivers.insert(Str::new(d.metadata.name.as_deref().unwrap_or("")), Arc::new(d));
-        }
-
-        let w = &mut cluster.workloads;
-        for s in &dump.services {
-            let (ns, _) = ns_name(&s.metadata);
-            let selector = s.spec.as_ref().and_then(|s| s.selector.as_ref()).map(Labels::from_map);
-            w.services.entry(ns).or_default().push(selector);
-        }
-        for rc in &dump.replication_controllers {
-            let selector = rc.spec.as_ref().and_then(|s| s.selector.as_ref()).map(Labels::from_map);
-            w.replication_controllers.insert(ns_name(&rc.metadata), selector);
-        }
-        for rs in &dump.replica_sets {
-            let sel = label_selector("ReplicaSet", &rs.metadata, Some(&rs.spec.selector), &mut errors);
-            w.replica_sets.insert(ns_name(&rs.metadata), sel);
-        }
-        for ss in &dump.stateful_sets {
-            let sel = label_selector("StatefulSet", &ss.metadata, Some(&ss.spec.selector), &mut errors);
-            w.stateful_sets.insert(ns_name(&ss.metadata), sel);
-        }
-
-        if errors.is_empty() {
-            Ok(cluster)
-        } else {
-            Err(ObjectErrors(errors))
-        }
+        b.finish()
     }
 
     pub fn node(&self, name: &str) -> Option<&Arc<Node>> {

@@ -1,9 +1,9 @@
 //! What the API server does to objects before the scheduler sees them: core/v1 defaulting and
 //! the Priority admission plugin. Objects read from files get this first, as in a real cluster.
 
+use super::intern::Str;
 use super::quantity::Quantity;
 use super::resource::{ContainerResources, PodResources, RequestOptions, ResourceList};
-use super::intern::Str;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
@@ -15,8 +15,12 @@ pub const SYSTEM_NODE_CRITICAL: (&str, i32) = ("system-node-critical", 2_000_001
 
 /// Requests default to limits, per container (`SetDefaults_Pod`).
 fn default_container_requests(c: &mut k8s::Container) {
-    let Some(resources) = c.resources.as_mut() else { return };
-    let Some(limits) = resources.limits.as_ref() else { return };
+    let Some(resources) = c.resources.as_mut() else {
+        return;
+    };
+    let Some(limits) = resources.limits.as_ref() else {
+        return;
+    };
     let requests = resources.requests.get_or_insert_with(BTreeMap::new);
     for (k, v) in limits {
         requests.entry(k.clone()).or_insert_with(|| v.clone());
@@ -39,25 +43,33 @@ fn is_pod_level(name: &str) -> bool {
 
 /// `defaultHugePagePodLimits` and `defaultPodRequests` (PodLevelResources is on in v1.34).
 fn default_pod_level_resources(spec: &mut k8s::PodSpec) {
-    let Some(res) = spec.resources.as_ref() else { return };
+    let Some(res) = spec.resources.as_ref() else {
+        return;
+    };
     let has_limits = res.limits.as_ref().is_some_and(|l| !l.is_empty());
     let has_requests = res.requests.as_ref().is_some_and(|r| !r.is_empty());
     if !has_limits && !has_requests {
         return;
     }
-    let aggregate = |pick: fn(&k8s::ResourceRequirements) -> Option<&BTreeMap<String, K8sQuantity>>| {
-        let as_container = |c: &k8s::Container| ContainerResources {
-            requests: parsed(c.resources.as_ref().and_then(pick)),
-            sidecar: c.restart_policy.as_deref() == Some("Always"),
-            ..Default::default()
+    let aggregate =
+        |pick: fn(&k8s::ResourceRequirements) -> Option<&BTreeMap<String, K8sQuantity>>| {
+            let as_container = |c: &k8s::Container| ContainerResources {
+                requests: parsed(c.resources.as_ref().and_then(pick)),
+                sidecar: c.restart_policy.as_deref() == Some("Always"),
+                ..Default::default()
+            };
+            PodResources {
+                containers: spec.containers.iter().map(as_container).collect(),
+                init_containers: spec
+                    .init_containers
+                    .iter()
+                    .flatten()
+                    .map(as_container)
+                    .collect(),
+                ..Default::default()
+            }
+            .requests(&RequestOptions::default())
         };
-        PodResources {
-            containers: spec.containers.iter().map(as_container).collect(),
-            init_containers: spec.init_containers.iter().flatten().map(as_container).collect(),
-            ..Default::default()
-        }
-        .requests(&RequestOptions::default())
-    };
     let container_limits = aggregate(|r| r.limits.as_ref());
     let container_requests = aggregate(|r| r.requests.as_ref());
     let res = spec.resources.as_mut().expect("checked above");
@@ -65,7 +77,9 @@ fn default_pod_level_resources(spec: &mut k8s::PodSpec) {
     let requests_before = res.requests.clone().unwrap_or_default();
     for (name, q) in container_limits.iter() {
         if name.starts_with("hugepages-") && !requests_before.contains_key(name.as_str()) {
-            limits.entry(name.to_string()).or_insert_with(|| K8sQuantity(q.to_string()));
+            limits
+                .entry(name.to_string())
+                .or_insert_with(|| K8sQuantity(q.to_string()));
         }
     }
     if !limits.is_empty() {
@@ -77,7 +91,9 @@ fn default_pod_level_resources(spec: &mut k8s::PodSpec) {
     let mut requests = requests_before;
     for (name, q) in container_requests.iter() {
         // Overcommit is allowed for cpu and memory, not hugepages.
-        if (name.as_str() == "cpu" || name.as_str() == "memory") && !requests.contains_key(name.as_str()) {
+        if (name.as_str() == "cpu" || name.as_str() == "memory")
+            && !requests.contains_key(name.as_str())
+        {
             requests.insert(name.to_string(), K8sQuantity(q.to_string()));
         }
     }
@@ -97,7 +113,11 @@ pub fn pod(p: &mut k8s::Pod, default_namespace: &str) {
         p.metadata.namespace = Some(default_namespace.to_string());
     }
     let Some(spec) = p.spec.as_mut() else { return };
-    for c in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
+    for c in spec
+        .containers
+        .iter_mut()
+        .chain(spec.init_containers.iter_mut().flatten())
+    {
         default_container_requests(c);
         for port in c.ports.iter_mut().flatten() {
             if port.protocol.as_deref().is_none_or(str::is_empty) {
@@ -107,7 +127,11 @@ pub fn pod(p: &mut k8s::Pod, default_namespace: &str) {
     }
     default_pod_level_resources(spec);
     if spec.host_network == Some(true) {
-        for c in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
+        for c in spec
+            .containers
+            .iter_mut()
+            .chain(spec.init_containers.iter_mut().flatten())
+        {
             for port in c.ports.iter_mut().flatten() {
                 if port.host_port.unwrap_or(0) == 0 {
                     port.host_port = Some(port.container_port);
@@ -127,20 +151,39 @@ pub struct UnknownPriorityClass(pub String);
 /// The Priority admission plugin: `spec.priority` from the named class, or the global default
 /// class, else 0; `preemptionPolicy` from the class. A pod that already has a priority (as every
 /// pod read from a live cluster does) keeps it.
-pub fn admit_priority(p: &mut k8s::Pod, classes: &[PriorityClass]) -> Result<(), UnknownPriorityClass> {
-    let Some(spec) = p.spec.as_mut() else { return Ok(()) };
+pub fn admit_priority(
+    p: &mut k8s::Pod,
+    classes: &[PriorityClass],
+) -> Result<(), UnknownPriorityClass> {
+    let Some(spec) = p.spec.as_mut() else {
+        return Ok(());
+    };
     if spec.priority.is_some() {
         return Ok(());
     }
-    let (value, policy) = match spec.priority_class_name.as_deref().filter(|n| !n.is_empty()) {
-        Some(name) => match classes.iter().find(|c| c.metadata.name.as_deref() == Some(name)) {
+    let (value, policy) = match spec
+        .priority_class_name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+    {
+        Some(name) => match classes
+            .iter()
+            .find(|c| c.metadata.name.as_deref() == Some(name))
+        {
             Some(c) => (c.value.unwrap_or(0), c.preemption_policy.clone()),
-            None => match [SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL].iter().find(|(n, _)| *n == name) {
+            None => match [SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL]
+                .iter()
+                .find(|(n, _)| *n == name)
+            {
                 Some((_, v)) => (*v, None),
                 None => return Err(UnknownPriorityClass(name.to_string())),
             },
         },
-        None => match classes.iter().filter(|c| c.global_default == Some(true)).min_by_key(|c| c.value) {
+        None => match classes
+            .iter()
+            .filter(|c| c.global_default == Some(true))
+            .min_by_key(|c| c.value)
+        {
             Some(c) => {
                 spec.priority_class_name = c.metadata.name.clone();
                 (c.value.unwrap_or(0), c.preemption_policy.clone())
@@ -207,7 +250,10 @@ mod tests {
         let mut p = pod_with_class(None);
         admit_priority(&mut p, &classes).unwrap();
         assert_eq!(p.spec.as_ref().unwrap().priority, Some(5));
-        assert_eq!(p.spec.as_ref().unwrap().priority_class_name.as_deref(), Some("default"));
+        assert_eq!(
+            p.spec.as_ref().unwrap().priority_class_name.as_deref(),
+            Some("default")
+        );
         let mut p = pod_with_class(Some("system-node-critical"));
         admit_priority(&mut p, &classes).unwrap();
         assert_eq!(p.spec.as_ref().unwrap().priority, Some(2_000_001_000));
@@ -219,7 +265,10 @@ mod tests {
     fn requests_default_to_limits() {
         let mut c = k8s::Container {
             resources: Some(k8s::ResourceRequirements {
-                limits: Some(BTreeMap::from([("cpu".to_string(), K8sQuantity("2".into()))])),
+                limits: Some(BTreeMap::from([(
+                    "cpu".to_string(),
+                    K8sQuantity("2".into()),
+                )])),
                 ..Default::default()
             }),
             ..Default::default()

@@ -13,7 +13,12 @@ pub struct ObjectError {
 }
 
 impl ObjectError {
-    pub fn new(kind: &'static str, object: impl Into<String>, field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(
+        kind: &'static str,
+        object: impl Into<String>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         ObjectError {
             kind,
             object: object.into(),
@@ -25,7 +30,11 @@ impl ObjectError {
 
 impl fmt::Display for ObjectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}: {}", self.kind, self.object, self.field, self.message)
+        write!(
+            f,
+            "{} {}: {}: {}",
+            self.kind, self.object, self.field, self.message
+        )
     }
 }
 

@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn equal_content_is_one_pointer() {
         let a = Str::new("app");
-        let b = Str::new(&String::from("app"));
+        let b = Str::new(String::from("app"));
         assert_eq!(a, b);
         assert_ne!(a, Str::new("apps"));
         assert_eq!(Str::existing("app"), Some(a));
@@ -134,8 +134,11 @@ mod tests {
 
     #[test]
     fn orders_by_content() {
-        let mut v = vec![Str::new("b"), Str::new("a"), Str::new("c")];
+        let mut v = [Str::new("b"), Str::new("a"), Str::new("c")];
         v.sort();
-        assert_eq!(v.iter().map(|s| s.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(
+            v.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
     }
 }

@@ -12,11 +12,15 @@ pub struct Labels(Vec<(Str, Str)>);
 impl Labels {
     pub fn from_map(map: &BTreeMap<String, String>) -> Labels {
         // BTreeMap iterates in key order already.
-        Labels(map.iter().map(|(k, v)| (Str::new(k), Str::new(v))).collect())
+        Labels(
+            map.iter()
+                .map(|(k, v)| (Str::new(k), Str::new(v)))
+                .collect(),
+        )
     }
 
     pub fn from_pairs(mut pairs: Vec<(Str, Str)>) -> Labels {
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        pairs.sort_by_key(|p| p.0);
         pairs.dedup_by(|a, b| a.0 == b.0);
         Labels(pairs)
     }
@@ -27,7 +31,10 @@ impl Labels {
 
     /// Looks a key up by text; for keys that come from outside the interned world.
     pub fn get_str(&self, key: &str) -> Option<Str> {
-        self.0.iter().find(|(k, _)| k.as_str() == key).map(|&(_, v)| v)
+        self.0
+            .iter()
+            .find(|(k, _)| k.as_str() == key)
+            .map(|&(_, v)| v)
     }
 
     pub fn contains_key(&self, key: Str) -> bool {
@@ -107,9 +114,9 @@ impl Requirement {
                 if values.len() != 1 {
                     return Err("for 'Gt', 'Lt' operators, exactly one value is required".into());
                 }
-                bound = values[0]
-                    .parse::<i64>()
-                    .map_err(|_| "for 'Gt', 'Lt' operators, the value must be an integer".to_string())?;
+                bound = values[0].parse::<i64>().map_err(|_| {
+                    "for 'Gt', 'Lt' operators, the value must be an integer".to_string()
+                })?;
             }
         }
         if !matches!(op, Operator::Gt | Operator::Lt) {
@@ -164,7 +171,12 @@ impl Selector {
     }
 
     pub fn from_set(labels: &Labels) -> Selector {
-        Selector::Requirements(labels.iter().map(|(k, v)| Requirement::equals(k, v)).collect())
+        Selector::Requirements(
+            labels
+                .iter()
+                .map(|(k, v)| Requirement::equals(k, v))
+                .collect(),
+        )
     }
 
     pub fn matches(&self, labels: &Labels) -> bool {
@@ -206,12 +218,18 @@ impl Selector {
                     "NotIn" => Operator::NotIn,
                     "Exists" => Operator::Exists,
                     "DoesNotExist" => Operator::DoesNotExist,
-                    other => return Err(format!("{other:?} is not a valid label selector operator")),
+                    other => {
+                        return Err(format!("{other:?} is not a valid label selector operator"));
+                    }
                 };
-                reqs.push(Requirement::new(&e.key, op, e.values.as_deref().unwrap_or(&[]))?);
+                reqs.push(Requirement::new(
+                    &e.key,
+                    op,
+                    e.values.as_deref().unwrap_or(&[]),
+                )?);
             }
         }
-        reqs.sort_by(|a, b| a.key.cmp(&b.key));
+        reqs.sort_by_key(|r| r.key);
         Ok(Selector::Requirements(reqs))
     }
 
@@ -219,7 +237,7 @@ impl Selector {
     pub fn add(&mut self, extra: impl IntoIterator<Item = Requirement>) {
         if let Selector::Requirements(reqs) = self {
             reqs.extend(extra);
-            reqs.sort_by(|a, b| a.key.cmp(&b.key));
+            reqs.sort_by_key(|r| r.key);
         }
     }
 }
@@ -232,12 +250,15 @@ fn is_alnum(c: u8) -> bool {
 pub fn validate_label_value(v: &str) -> Result<(), String> {
     let b = v.as_bytes();
     if b.len() > 63 {
-        return Err(format!("invalid label value: {v:?}: must be no more than 63 characters"));
+        return Err(format!(
+            "invalid label value: {v:?}: must be no more than 63 characters"
+        ));
     }
     let ok = b.is_empty()
         || (is_alnum(b[0])
             && is_alnum(b[b.len() - 1])
-            && b.iter().all(|&c| is_alnum(c) || c == b'-' || c == b'_' || c == b'.'));
+            && b.iter()
+                .all(|&c| is_alnum(c) || c == b'-' || c == b'_' || c == b'.'));
     if ok {
         Ok(())
     } else {
@@ -255,7 +276,8 @@ fn is_dns1123_subdomain(s: &str) -> bool {
             !b.is_empty()
                 && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
                 && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-                && b.iter().all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+                && b.iter()
+                    .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
         })
 }
 
@@ -268,7 +290,9 @@ pub fn validate_label_key(key: &str) -> Result<(), String> {
     if let Some(p) = prefix
         && !is_dns1123_subdomain(p)
     {
-        return Err(format!("invalid label key {key:?}: prefix part must be a lowercase RFC 1123 subdomain"));
+        return Err(format!(
+            "invalid label key {key:?}: prefix part must be a lowercase RFC 1123 subdomain"
+        ));
     }
     let b = name.as_bytes();
     let ok = !b.is_empty()
@@ -276,7 +300,8 @@ pub fn validate_label_key(key: &str) -> Result<(), String> {
         && !name.contains('/')
         && is_alnum(b[0])
         && is_alnum(b[b.len() - 1])
-        && b.iter().all(|&c| is_alnum(c) || c == b'-' || c == b'_' || c == b'.');
+        && b.iter()
+            .all(|&c| is_alnum(c) || c == b'-' || c == b'_' || c == b'.');
     if ok {
         Ok(())
     } else {
@@ -291,14 +316,24 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
-        Labels::from_pairs(pairs.iter().map(|(k, v)| (Str::new(k), Str::new(v))).collect())
+        Labels::from_pairs(
+            pairs
+                .iter()
+                .map(|(k, v)| (Str::new(k), Str::new(v)))
+                .collect(),
+        )
     }
 
     #[test]
     fn operators() {
         let l = labels(&[("zone", "a"), ("gen", "5")]);
         let req = |k: &str, op, vals: &[&str]| {
-            Requirement::new(k, op, &vals.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+            Requirement::new(
+                k,
+                op,
+                &vals.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            )
+            .unwrap()
         };
         assert!(req("zone", Operator::In, &["a", "b"]).matches(&l));
         assert!(!req("zone", Operator::NotIn, &["a"]).matches(&l));
@@ -327,7 +362,15 @@ mod tests {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
         let l = labels(&[("app", "web")]);
         assert!(!Selector::from_label_selector(None).unwrap().matches(&l));
-        assert!(Selector::from_label_selector(Some(&LabelSelector::default())).unwrap().matches(&l));
-        assert!(Selector::from_label_selector(Some(&LabelSelector::default())).unwrap().is_empty());
+        assert!(
+            Selector::from_label_selector(Some(&LabelSelector::default()))
+                .unwrap()
+                .matches(&l)
+        );
+        assert!(
+            Selector::from_label_selector(Some(&LabelSelector::default()))
+                .unwrap()
+                .is_empty()
+        );
     }
 }

@@ -31,12 +31,22 @@ impl Node {
     pub fn from_k8s(n: &k8s::Node) -> Result<Node, ObjectError> {
         let name = n.metadata.name.as_deref().unwrap_or("");
         if name.is_empty() {
-            return Err(ObjectError::new("Node", "", "metadata.name", "required field is missing"));
+            return Err(ObjectError::new(
+                "Node",
+                "",
+                "metadata.name",
+                "required field is missing",
+            ));
         }
         let spec = n.spec.as_ref();
         let status = n.status.as_ref();
         let mut taints = Vec::new();
-        for (i, t) in spec.and_then(|s| s.taints.as_ref()).into_iter().flatten().enumerate() {
+        for (i, t) in spec
+            .and_then(|s| s.taints.as_ref())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let effect = Effect::parse(&t.effect);
             if effect.is_none() {
                 return Err(ObjectError::new(
@@ -63,7 +73,12 @@ impl Node {
         let allocatable = Resource::from_list(&resource_list(alloc_map, "Node", name, field)?);
         Ok(Node {
             name: Str::new(name),
-            labels: n.metadata.labels.as_ref().map(Labels::from_map).unwrap_or_default(),
+            labels: n
+                .metadata
+                .labels
+                .as_ref()
+                .map(Labels::from_map)
+                .unwrap_or_default(),
             taints,
             unschedulable: spec.and_then(|s| s.unschedulable) == Some(true),
             allocatable,

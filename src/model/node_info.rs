@@ -96,7 +96,9 @@ impl NodeInfo {
             }
         }
         for v in &pod.volumes {
-            let Some(pvc) = &v.persistent_volume_claim else { continue };
+            let Some(pvc) = &v.persistent_volume_claim else {
+                continue;
+            };
             let key = (pod.namespace, Str::new(&pvc.claim_name));
             let count = self.pvc_ref_counts.entry(key).or_insert(0);
             *count += sign as i32;

@@ -17,7 +17,11 @@ struct FieldRequirement {
 impl FieldRequirement {
     fn matches(&self, node_name: Str) -> bool {
         // Only metadata.name is a node field; any other key reads as the empty string.
-        let field = if self.key.as_str() == "metadata.name" { node_name.as_str() } else { "" };
+        let field = if self.key.as_str() == "metadata.name" {
+            node_name.as_str()
+        } else {
+            ""
+        };
         (field == self.value.as_str()) == self.equal
     }
 }
@@ -31,7 +35,8 @@ pub struct NodeSelectorTerm {
 
 impl NodeSelectorTerm {
     fn is_empty_term(t: &k8s::NodeSelectorTerm) -> bool {
-        t.match_expressions.as_ref().is_none_or(Vec::is_empty) && t.match_fields.as_ref().is_none_or(Vec::is_empty)
+        t.match_expressions.as_ref().is_none_or(Vec::is_empty)
+            && t.match_fields.as_ref().is_none_or(Vec::is_empty)
     }
 
     fn parse(t: &k8s::NodeSelectorTerm) -> NodeSelectorTerm {
@@ -80,7 +85,9 @@ impl NodeSelectorTerm {
                 };
                 let values = f.values.as_deref().unwrap_or(&[]);
                 if values.len() != 1 {
-                    errors.push(format!("matchFields[{i}].values: Invalid value: {values:?}: must have one element"));
+                    errors.push(format!(
+                        "matchFields[{i}].values: Invalid value: {values:?}: must have one element"
+                    ));
                     continue;
                 }
                 reqs.push(FieldRequirement {
@@ -136,7 +143,10 @@ impl NodeSelector {
 
     /// Errors of the terms, as `NewNodeSelector` reports them.
     pub fn parse_errors(&self) -> Vec<String> {
-        self.terms.iter().filter_map(|t| t.parse_error.clone()).collect()
+        self.terms
+            .iter()
+            .filter_map(|t| t.parse_error.clone())
+            .collect()
     }
 
     pub fn matches(&self, labels: &Labels, node_name: Str) -> bool {
@@ -158,7 +168,9 @@ pub struct PreferredSchedulingTerms {
 
 impl PreferredSchedulingTerms {
     /// Terms with weight 0 or no requirements are dropped; a parse error fails the whole list.
-    pub fn parse(terms: &[k8s::PreferredSchedulingTerm]) -> Result<PreferredSchedulingTerms, String> {
+    pub fn parse(
+        terms: &[k8s::PreferredSchedulingTerm],
+    ) -> Result<PreferredSchedulingTerms, String> {
         let mut out = Vec::new();
         let mut errors = Vec::new();
         for (i, t) in terms.iter().enumerate() {
@@ -168,7 +180,10 @@ impl PreferredSchedulingTerms {
             let term = NodeSelectorTerm::parse(&t.preference);
             match &term.parse_error {
                 Some(e) => errors.push(format!("[{i}].{e}")),
-                None => out.push(PreferredTerm { weight: t.weight, term }),
+                None => out.push(PreferredTerm {
+                    weight: t.weight,
+                    term,
+                }),
             }
         }
         if errors.is_empty() {
@@ -212,7 +227,10 @@ impl RequiredNodeAffinity {
 mod tests {
     use super::*;
 
-    fn term(exprs: &[(&str, &str, &[&str])], fields: &[(&str, &str, &[&str])]) -> k8s::NodeSelectorTerm {
+    fn term(
+        exprs: &[(&str, &str, &[&str])],
+        fields: &[(&str, &str, &[&str])],
+    ) -> k8s::NodeSelectorTerm {
         let conv = |v: &[(&str, &str, &[&str])]| {
             Some(
                 v.iter()
@@ -235,7 +253,10 @@ mod tests {
         let labels = Labels::from_pairs(vec![(Str::new("zone"), Str::new("a"))]);
         let node = Str::new("node-1");
         let ns = NodeSelector::parse(&k8s::NodeSelector {
-            node_selector_terms: vec![term(&[("zone", "In", &["b"])], &[]), term(&[], &[("metadata.name", "In", &["node-1"])])],
+            node_selector_terms: vec![
+                term(&[("zone", "In", &["b"])], &[]),
+                term(&[], &[("metadata.name", "In", &["node-1"])]),
+            ],
         });
         assert!(ns.matches(&labels, node));
         let empty = NodeSelector::parse(&k8s::NodeSelector {
@@ -248,7 +269,10 @@ mod tests {
     fn a_broken_term_does_not_hide_a_good_one() {
         let labels = Labels::from_pairs(vec![(Str::new("zone"), Str::new("a"))]);
         let ns = NodeSelector::parse(&k8s::NodeSelector {
-            node_selector_terms: vec![term(&[("zone", "Bogus", &["a"])], &[]), term(&[("zone", "In", &["a"])], &[])],
+            node_selector_terms: vec![
+                term(&[("zone", "Bogus", &["a"])], &[]),
+                term(&[("zone", "In", &["a"])], &[]),
+            ],
         });
         assert!(ns.matches(&labels, Str::new("n")));
         assert_eq!(ns.parse_errors().len(), 1);

@@ -6,11 +6,11 @@ use super::affinity::PodAffinity;
 use super::error::ObjectError;
 use super::intern::Str;
 use super::labels::Labels;
+use super::labels::Selector;
 use super::node_selector::{NodeSelector, PreferredSchedulingTerms, RequiredNodeAffinity};
 use super::quantity::Quantity;
 use super::resource::{ContainerResources, PodResources, RequestOptions, Resource, ResourceList};
 use super::taints::Toleration;
-use super::labels::Selector;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::jiff::Timestamp;
 use std::collections::BTreeMap;
@@ -127,7 +127,12 @@ pub(crate) fn resource_list(
     let mut list = ResourceList::new();
     for (name, q) in map.into_iter().flatten() {
         let parsed = Quantity::parse(&q.0).map_err(|e| {
-            ObjectError::new(kind, object, format!("{field}.{name}"), format!("invalid quantity {:?}: {e}", q.0))
+            ObjectError::new(
+                kind,
+                object,
+                format!("{field}.{name}"),
+                format!("invalid quantity {:?}: {e}", q.0),
+            )
         })?;
         list.set(Str::new(name), parsed);
     }
@@ -160,21 +165,39 @@ impl Pod {
         let name_str = meta.name.as_deref().unwrap_or("");
         let object = format!("{namespace}/{name_str}");
         if name_str.is_empty() {
-            return Err(ObjectError::new("Pod", object, "metadata.name", "required field is missing"));
+            return Err(ObjectError::new(
+                "Pod",
+                object,
+                "metadata.name",
+                "required field is missing",
+            ));
         }
         let name = Str::new(name_str);
         let Some(spec) = &p.spec else {
-            return Err(ObjectError::new("Pod", object, "spec", "required field is missing"));
+            return Err(ObjectError::new(
+                "Pod",
+                object,
+                "spec",
+                "required field is missing",
+            ));
         };
         let status = p.status.as_ref();
         let err = |field: String, msg: String| ObjectError::new("Pod", object.clone(), field, msg);
 
         let statuses: BTreeMap<&str, &k8s::ContainerStatus> = status
             .into_iter()
-            .flat_map(|s| s.container_statuses.iter().flatten().chain(s.init_container_statuses.iter().flatten()))
+            .flat_map(|s| {
+                s.container_statuses
+                    .iter()
+                    .flatten()
+                    .chain(s.init_container_statuses.iter().flatten())
+            })
             .map(|cs| (cs.name.as_str(), cs))
             .collect();
-        let container_resources = |c: &k8s::Container, field: String, sidecar: bool| -> Result<ContainerResources, ObjectError> {
+        let container_resources = |c: &k8s::Container,
+                                   field: String,
+                                   sidecar: bool|
+         -> Result<ContainerResources, ObjectError> {
             let requests = resource_list(
                 c.resources.as_ref().and_then(|r| r.requests.as_ref()),
                 "Pod",
@@ -183,11 +206,21 @@ impl Pod {
             )?;
             let cs = statuses.get(c.name.as_str());
             let status_requests = match cs.and_then(|cs| cs.resources.as_ref()) {
-                Some(r) => Some(resource_list(r.requests.as_ref(), "Pod", &object, "status.containerStatuses.resources.requests")?),
+                Some(r) => Some(resource_list(
+                    r.requests.as_ref(),
+                    "Pod",
+                    &object,
+                    "status.containerStatuses.resources.requests",
+                )?),
                 None => None,
             };
             let allocated = match cs.and_then(|cs| cs.allocated_resources.as_ref()) {
-                Some(a) => Some(resource_list(Some(a), "Pod", &object, "status.containerStatuses.allocatedResources")?),
+                Some(a) => Some(resource_list(
+                    Some(a),
+                    "Pod",
+                    &object,
+                    "status.containerStatuses.allocatedResources",
+                )?),
                 None => None,
             };
             Ok(ContainerResources {
@@ -202,12 +235,18 @@ impl Pod {
 
         let mut resources = PodResources::default();
         for (i, c) in spec.containers.iter().enumerate() {
-            resources.containers.push(container_resources(c, format!("spec.containers[{i}]"), false)?);
+            resources.containers.push(container_resources(
+                c,
+                format!("spec.containers[{i}]"),
+                false,
+            )?);
         }
         for (i, c) in init_containers.iter().enumerate() {
-            resources
-                .init_containers
-                .push(container_resources(c, format!("spec.initContainers[{i}]"), is_sidecar(c))?);
+            resources.init_containers.push(container_resources(
+                c,
+                format!("spec.initContainers[{i}]"),
+                is_sidecar(c),
+            )?);
         }
         if let Some(o) = &spec.overhead {
             resources.overhead = Some(resource_list(Some(o), "Pod", &object, "spec.overhead")?);
@@ -236,10 +275,17 @@ impl Pod {
             .enumerate()
             .filter(|(_, c)| is_sidecar(c))
             .map(|(i, c)| (format!("spec.initContainers[{i}]"), c))
-            .chain(spec.containers.iter().enumerate().map(|(i, c)| (format!("spec.containers[{i}]"), c)));
+            .chain(
+                spec.containers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (format!("spec.containers[{i}]"), c)),
+            );
         for (field, c) in port_containers {
             for (j, port) in c.ports.iter().flatten().enumerate() {
-                let Some(hp) = port.host_port.filter(|&hp| hp > 0) else { continue };
+                let Some(hp) = port.host_port.filter(|&hp| hp > 0) else {
+                    continue;
+                };
                 let protocol = match port.protocol.as_deref().unwrap_or("TCP") {
                     "TCP" | "" => Protocol::Tcp,
                     "UDP" => Protocol::Udp,
@@ -247,7 +293,9 @@ impl Pod {
                     other => {
                         return Err(err(
                             format!("{field}.ports[{j}].protocol"),
-                            format!("Unsupported value: {other:?}: supported values: \"SCTP\", \"TCP\", \"UDP\""),
+                            format!(
+                                "Unsupported value: {other:?}: supported values: \"SCTP\", \"TCP\", \"UDP\""
+                            ),
                         ));
                     }
                 };
@@ -263,15 +311,28 @@ impl Pod {
             }
         }
 
-        let node_affinity = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
-        let node_selector = spec.node_selector.as_ref().filter(|m| !m.is_empty()).map(Labels::from_map);
+        let node_affinity = spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref());
+        let node_selector = spec
+            .node_selector
+            .as_ref()
+            .filter(|m| !m.is_empty())
+            .map(Labels::from_map);
         let required_node_affinity = RequiredNodeAffinity {
             node_selector: node_selector.as_ref().map(Selector::from_set),
             affinity: node_affinity
-                .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+                .and_then(|na| {
+                    na.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                })
                 .map(NodeSelector::parse),
         };
-        let preferred_node_affinity = match node_affinity.and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref()) {
+        let preferred_node_affinity = match node_affinity.and_then(|na| {
+            na.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
+        }) {
             Some(terms) => PreferredSchedulingTerms::parse(terms).map(Some),
             None => Ok(None),
         };
@@ -287,14 +348,23 @@ impl Pod {
         let images = init_containers
             .iter()
             .chain(spec.containers.iter())
-            .map(|c| Str::new(&normalized_image_name(c.image.as_deref().unwrap_or(""))))
+            .map(|c| Str::new(normalized_image_name(c.image.as_deref().unwrap_or(""))))
             .collect();
 
         Ok(Pod {
             namespace,
             name,
-            uid: Str::new(meta.uid.as_deref().filter(|u| !u.is_empty()).unwrap_or(&object)),
-            labels: meta.labels.as_ref().map(Labels::from_map).unwrap_or_default(),
+            uid: Str::new(
+                meta.uid
+                    .as_deref()
+                    .filter(|u| !u.is_empty())
+                    .unwrap_or(&object),
+            ),
+            labels: meta
+                .labels
+                .as_ref()
+                .map(Labels::from_map)
+                .unwrap_or_default(),
             owner_refs: meta
                 .owner_references
                 .iter()
@@ -313,15 +383,30 @@ impl Pod {
                 .into_iter()
                 .flatten()
                 .find(|c| c.type_ == "DisruptionTarget")
-                .is_some_and(|c| c.status == "True" && c.reason.as_deref() == Some("PreemptionByScheduler")),
-            node_name: spec.node_name.as_deref().filter(|n| !n.is_empty()).map(Str::new),
+                .is_some_and(|c| {
+                    c.status == "True" && c.reason.as_deref() == Some("PreemptionByScheduler")
+                }),
+            node_name: spec
+                .node_name
+                .as_deref()
+                .filter(|n| !n.is_empty())
+                .map(Str::new),
             nominated_node_name: status
                 .and_then(|s| s.nominated_node_name.as_deref())
                 .filter(|n| !n.is_empty())
                 .map(Str::new),
-            scheduler_name: Str::new(spec.scheduler_name.as_deref().filter(|s| !s.is_empty()).unwrap_or(DEFAULT_SCHEDULER_NAME)),
+            scheduler_name: Str::new(
+                spec.scheduler_name
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(DEFAULT_SCHEDULER_NAME),
+            ),
             priority: spec.priority.unwrap_or(0),
-            priority_class_name: spec.priority_class_name.as_deref().filter(|s| !s.is_empty()).map(Str::new),
+            priority_class_name: spec
+                .priority_class_name
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .map(Str::new),
             preemption_never: spec.preemption_policy.as_deref() == Some("Never"),
             phase,
             start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
@@ -331,18 +416,39 @@ impl Pod {
             non_zero_memory,
             host_ports,
             host_network: spec.host_network == Some(true),
-            tolerations: spec.tolerations.iter().flatten().map(Toleration::from_k8s).collect(),
+            tolerations: spec
+                .tolerations
+                .iter()
+                .flatten()
+                .map(Toleration::from_k8s)
+                .collect(),
             node_selector,
             required_node_affinity,
             required_node_affinity_terms: node_affinity
-                .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+                .and_then(|na| {
+                    na.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                })
                 .map(|r| r.node_selector_terms.clone()),
             preferred_node_affinity,
             affinity: PodAffinity::parse(namespace, spec.affinity.as_ref()),
-            topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
+            topology_spread_constraints: spec
+                .topology_spread_constraints
+                .clone()
+                .unwrap_or_default(),
             volumes: spec.volumes.clone().unwrap_or_default(),
-            scheduling_gates: spec.scheduling_gates.iter().flatten().map(|g| Str::new(&g.name)).collect(),
-            resource_claims: spec.resource_claims.iter().flatten().map(|c| Str::new(&c.name)).collect(),
+            scheduling_gates: spec
+                .scheduling_gates
+                .iter()
+                .flatten()
+                .map(|g| Str::new(&g.name))
+                .collect(),
+            resource_claims: spec
+                .resource_claims
+                .iter()
+                .flatten()
+                .map(|c| Str::new(&c.name))
+                .collect(),
             images,
             num_containers: init_containers.len() + spec.containers.len(),
         })

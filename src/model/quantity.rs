@@ -17,7 +17,9 @@ pub struct Quantity {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QuantityError {
-    #[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")]
+    #[error(
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    )]
     FormatWrong,
     #[error("unable to parse numeric part of quantity")]
     Numeric,
@@ -82,7 +84,11 @@ fn split(s: &str) -> Result<(bool, &str, &str, &str), QuantityError> {
     while pos < end && b[pos].is_ascii_digit() {
         pos += 1;
     }
-    let num = if pos == num_start { "0" } else { &s[num_start..pos] };
+    let num = if pos == num_start {
+        "0"
+    } else {
+        &s[num_start..pos]
+    };
     let mut denom = "";
     if pos < end && b[pos] == b'.' {
         pos += 1;
@@ -218,8 +224,11 @@ impl Quantity {
     pub fn value(self) -> i64 {
         scaled(self.nanos, NANO)
     }
+}
 
-    pub fn add(self, other: Quantity) -> Quantity {
+impl std::ops::Add for Quantity {
+    type Output = Quantity;
+    fn add(self, other: Quantity) -> Quantity {
         Quantity {
             nanos: self.nanos.saturating_add(other.nanos),
         }
@@ -291,7 +300,10 @@ mod tests {
         assert_eq!(value("0"), 0);
         assert_eq!(value("000"), 0);
         assert_eq!(value("1.000000000001"), 2);
-        assert_eq!(Quantity::parse("0.0000000001").unwrap(), Quantity::parse("1n").unwrap());
+        assert_eq!(
+            Quantity::parse("0.0000000001").unwrap(),
+            Quantity::parse("1n").unwrap()
+        );
         assert_eq!(value("16Ei"), i64::MAX);
         assert_eq!(value("99999999999999999999"), i64::MAX);
     }
@@ -312,7 +324,7 @@ mod tests {
     fn sums_round_once() {
         let half_milli = Quantity::parse("500u").unwrap();
         assert_eq!(half_milli.milli_value(), 1);
-        assert_eq!(half_milli.add(half_milli).milli_value(), 1);
+        assert_eq!((half_milli + half_milli).milli_value(), 1);
     }
 
     proptest! {

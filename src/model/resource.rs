@@ -25,7 +25,10 @@ impl ResourceList {
     }
 
     pub fn get(&self, name: &str) -> Option<Quantity> {
-        self.0.iter().find(|(n, _)| n.as_str() == name).map(|&(_, q)| q)
+        self.0
+            .iter()
+            .find(|(n, _)| n.as_str() == name)
+            .map(|&(_, q)| q)
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -51,7 +54,7 @@ impl ResourceList {
     pub fn add(&mut self, other: &ResourceList) {
         for (name, q) in other.iter() {
             match self.0.iter_mut().find(|(n, _)| *n == name) {
-                Some(entry) => entry.1 = entry.1.add(q),
+                Some(entry) => entry.1 = entry.1 + q,
                 None => self.0.push((name, q)),
             }
         }
@@ -144,7 +147,10 @@ impl Resource {
     }
 
     pub fn scalar(&self, name: Str) -> i64 {
-        self.scalars.iter().find(|(n, _)| *n == name).map_or(0, |&(_, v)| v)
+        self.scalars
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0, |&(_, v)| v)
     }
 
     pub fn has_scalar(&self, name: Str) -> bool {
@@ -232,10 +238,16 @@ impl NonMissing {
     fn list(self) -> ResourceList {
         let mut l = ResourceList::new();
         if matches!(self, NonMissing::CpuAndMemory | NonMissing::Cpu) {
-            l.set(Str::new(CPU), Quantity::from_milli(DEFAULT_MILLI_CPU_REQUEST));
+            l.set(
+                Str::new(CPU),
+                Quantity::from_milli(DEFAULT_MILLI_CPU_REQUEST),
+            );
         }
         if matches!(self, NonMissing::CpuAndMemory | NonMissing::Memory) {
-            l.set(Str::new(MEMORY), Quantity::from_units(DEFAULT_MEMORY_REQUEST));
+            l.set(
+                Str::new(MEMORY),
+                Quantity::from_units(DEFAULT_MEMORY_REQUEST),
+            );
         }
         l
     }
@@ -252,7 +264,9 @@ fn max_lists(lists: &[&ResourceList]) -> ResourceList {
 
 impl ContainerResources {
     fn effective_requests(&self, opts: &RequestOptions, resize_infeasible: bool) -> ResourceList {
-        if opts.use_status_resources && let Some(status) = &self.status_requests {
+        if opts.use_status_resources
+            && let Some(status) = &self.status_requests
+        {
             let empty = ResourceList::new();
             let allocated = self.allocated.as_ref().unwrap_or(&empty);
             return if resize_infeasible {
@@ -374,7 +388,10 @@ mod tests {
         // app 1 cpu; sidecar 500m started first; a later init container needs 2 cpu on top of the sidecar.
         let pod = PodResources {
             containers: vec![container(&[("cpu", "1")], false)],
-            init_containers: vec![container(&[("cpu", "500m")], true), container(&[("cpu", "2")], false)],
+            init_containers: vec![
+                container(&[("cpu", "500m")], true),
+                container(&[("cpu", "2")], false),
+            ],
             ..Default::default()
         };
         let (r, _, _) = pod.calculate();

@@ -97,7 +97,10 @@ pub fn tolerated(tolerations: &[Toleration], taint: &Taint) -> bool {
 }
 
 /// `FindMatchingUntoleratedTaint` restricted to NoSchedule and NoExecute taints.
-pub fn first_untolerated_do_not_schedule<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Option<&'a Taint> {
+pub fn first_untolerated_do_not_schedule<'a>(
+    taints: &'a [Taint],
+    tolerations: &[Toleration],
+) -> Option<&'a Taint> {
     taints
         .iter()
         .filter(|t| matches!(t.effect, Some(Effect::NoSchedule | Effect::NoExecute)))
@@ -132,7 +135,15 @@ mod tests {
         assert!(!tol("dedicated", TolerationOperator::Equal, "cpu", None).tolerates(&t));
         assert!(tol("dedicated", TolerationOperator::Exists, "", None).tolerates(&t));
         assert!(tol("", TolerationOperator::Exists, "", None).tolerates(&t));
-        assert!(!tol("dedicated", TolerationOperator::Exists, "", Some(Effect::NoExecute)).tolerates(&t));
+        assert!(
+            !tol(
+                "dedicated",
+                TolerationOperator::Exists,
+                "",
+                Some(Effect::NoExecute)
+            )
+            .tolerates(&t)
+        );
         assert!(!tol("dedicated", TolerationOperator::Unknown, "gpu", None).tolerates(&t));
     }
 }

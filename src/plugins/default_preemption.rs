@@ -21,7 +21,13 @@ impl Plugin for DefaultPreemption {
         Points::PRE_ENQUEUE | Points::POST_FILTER
     }
 
-    fn post_filter(&self, fw: &Framework, cx: &Cx, state: &CycleState, statuses: &NodeToStatus) -> PostFilterOutcome {
+    fn post_filter(
+        &self,
+        fw: &Framework,
+        cx: &Cx,
+        state: &CycleState,
+        statuses: &NodeToStatus,
+    ) -> PostFilterOutcome {
         let (status, outcome) = preemption::preempt(fw, &self.args, cx, state, statuses);
         PostFilterOutcome {
             status,

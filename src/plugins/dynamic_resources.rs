@@ -45,7 +45,13 @@ impl Plugin for DynamicResources {
         )
     }
 
-    fn post_filter(&self, _fw: &Framework, _cx: &Cx, state: &CycleState, _statuses: &NodeToStatus) -> PostFilterOutcome {
+    fn post_filter(
+        &self,
+        _fw: &Framework,
+        _cx: &Cx,
+        state: &CycleState,
+        _statuses: &NodeToStatus,
+    ) -> PostFilterOutcome {
         let status = if state.dynamic_resources_prefiltered {
             Status::unschedulable(NO_NEW_CLAIMS)
         } else {

@@ -32,7 +32,9 @@ pub fn broken_linear(shape: &[ShapePoint], p: i64) -> i64 {
                 return shape[0].score;
             }
             let prev = shape[i - 1];
-            return prev.score + (pt.score - prev.score) * (p - prev.utilization) / (pt.utilization - prev.utilization);
+            return prev.score
+                + (pt.score - prev.score) * (p - prev.utilization)
+                    / (pt.utilization - prev.utilization);
         }
     }
     shape.last().map_or(0, |s| s.score)
@@ -57,7 +59,16 @@ mod tests {
 
     #[test]
     fn broken_linear_function() {
-        let shape = [ShapePoint { utilization: 0, score: 0 }, ShapePoint { utilization: 100, score: 100 }];
+        let shape = [
+            ShapePoint {
+                utilization: 0,
+                score: 0,
+            },
+            ShapePoint {
+                utilization: 100,
+                score: 100,
+            },
+        ];
         assert_eq!(broken_linear(&shape, 50), 50);
         assert_eq!(broken_linear(&shape, 150), 100);
     }

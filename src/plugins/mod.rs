@@ -76,9 +76,11 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
         default_preemption::NAME => Arc::new(default_preemption::DefaultPreemption {
             args: args.default_preemption.clone(),
         }),
-        node_resources_balanced_allocation::NAME => Arc::new(node_resources_balanced_allocation::BalancedAllocation {
-            args: args.balanced_allocation.clone(),
-        }),
+        node_resources_balanced_allocation::NAME => {
+            Arc::new(node_resources_balanced_allocation::BalancedAllocation {
+                args: args.balanced_allocation.clone(),
+            })
+        }
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,

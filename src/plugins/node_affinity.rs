@@ -70,7 +70,9 @@ impl Plugin for NodeAffinity {
             let Some(term_names) = term_names else {
                 return (Status::success(), None);
             };
-            node_names.get_or_insert_with(BTreeSet::new).extend(term_names);
+            node_names
+                .get_or_insert_with(BTreeSet::new)
+                .extend(term_names);
         }
         match node_names {
             Some(names) if names.is_empty() => (Status::unresolvable(ERR_REASON_CONFLICT), None),
@@ -111,7 +113,11 @@ impl Plugin for NodeAffinity {
         if let Some(added) = &self.args.added_preferred {
             count += added.score(&n.labels, n.name);
         }
-        if let Some(p) = state.node_affinity_score.as_ref().and_then(|s| s.preferred.as_ref()) {
+        if let Some(p) = state
+            .node_affinity_score
+            .as_ref()
+            .and_then(|s| s.preferred.as_ref())
+        {
             count += p.score(&n.labels, n.name);
         }
         Ok(count)
@@ -129,5 +135,8 @@ impl Plugin for NodeAffinity {
 
 /// The pod's required node-selector terms as written (PreFilter reads `matchFields` raw).
 fn cx_required_terms<'a>(cx: &'a Cx) -> Option<&'a [k8s_openapi::api::core::v1::NodeSelectorTerm]> {
-    cx.pod.required_node_affinity_terms.as_deref().filter(|t| !t.is_empty())
+    cx.pod
+        .required_node_affinity_terms
+        .as_deref()
+        .filter(|t| !t.is_empty())
 }

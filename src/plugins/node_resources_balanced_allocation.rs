@@ -83,7 +83,13 @@ impl Plugin for BalancedAllocation {
                 &computed
             }
         };
-        Ok(resource_allocation::score(node, &self.args.resources, requests, true, balanced_score))
+        Ok(resource_allocation::score(
+            node,
+            &self.args.resources,
+            requests,
+            true,
+            balanced_score,
+        ))
     }
 }
 

@@ -87,7 +87,8 @@ impl NodeResourcesFit {
         }
         let group = name.split('/').next().unwrap_or("");
         self.args.ignored_resources.iter().any(|r| r == name)
-            || (!self.args.ignored_resource_groups.is_empty() && self.args.ignored_resource_groups.iter().any(|g| g == group))
+            || (!self.args.ignored_resource_groups.is_empty()
+                && self.args.ignored_resource_groups.iter().any(|g| g == group))
     }
 
     /// `fitsRequest`.
@@ -105,7 +106,11 @@ impl NodeResourcesFit {
                 unresolvable: false,
             });
         }
-        if request.milli_cpu == 0 && request.memory == 0 && request.ephemeral_storage == 0 && request.scalars.is_empty() {
+        if request.milli_cpu == 0
+            && request.memory == 0
+            && request.ephemeral_storage == 0
+            && request.scalars.is_empty()
+        {
             return out;
         }
         let mut check = |reason: &str, req: i64, used: i64, cap: i64| {
@@ -119,12 +124,27 @@ impl NodeResourcesFit {
                 });
             }
         };
-        check("Insufficient cpu", request.milli_cpu, used.milli_cpu, alloc.milli_cpu);
-        check("Insufficient memory", request.memory, used.memory, alloc.memory);
-        check("Insufficient ephemeral-storage", request.ephemeral_storage, used.ephemeral_storage, alloc.ephemeral_storage);
+        check(
+            "Insufficient cpu",
+            request.milli_cpu,
+            used.milli_cpu,
+            alloc.milli_cpu,
+        );
+        check(
+            "Insufficient memory",
+            request.memory,
+            used.memory,
+            alloc.memory,
+        );
+        check(
+            "Insufficient ephemeral-storage",
+            request.ephemeral_storage,
+            used.ephemeral_storage,
+            alloc.ephemeral_storage,
+        );
         // Upstream walks a Go map here (random order); sorting by name makes the output stable.
         let mut scalars = request.scalars.clone();
-        scalars.sort_by(|a, b| a.0.cmp(&b.0));
+        scalars.sort_by_key(|s| s.0);
         for (name, req) in scalars {
             if req == 0 || self.ignored(&name) {
                 continue;
@@ -163,7 +183,11 @@ impl NodeResourcesFit {
                     node_score += s * w;
                     weight_sum += w;
                 }
-                if weight_sum == 0 { 0 } else { node_score / weight_sum }
+                if weight_sum == 0 {
+                    0
+                } else {
+                    node_score / weight_sum
+                }
             }
             Strategy::RequestedToCapacityRatio(shape) => {
                 let (mut node_score, mut weight_sum) = (0, 0);
@@ -207,7 +231,9 @@ impl Plugin for NodeResourcesFit {
 
     fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
         let Some(s) = &state.node_resources_fit else {
-            return Status::error("error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
+            return Status::error(
+                "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found",
+            );
         };
         let insufficient = self.insufficient(&s.request, node);
         if insufficient.is_empty() {
@@ -237,6 +263,12 @@ impl Plugin for NodeResourcesFit {
                 &computed
             }
         };
-        Ok(resource_allocation::score(node, &self.args.resources, requests, false, |r, a| self.scorer(r, a)))
+        Ok(resource_allocation::score(
+            node,
+            &self.args.resources,
+            requests,
+            false,
+            |r, a| self.scorer(r, a),
+        ))
     }
 }

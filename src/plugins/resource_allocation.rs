@@ -19,7 +19,11 @@ pub struct ResourceSpec {
 pub fn pod_requests(pod: &Pod, resources: &[ResourceSpec], use_requested: bool) -> Vec<i64> {
     let opts = RequestOptions {
         use_status_resources: true,
-        non_missing_defaults: if use_requested { NonMissing::None } else { NonMissing::CpuAndMemory },
+        non_missing_defaults: if use_requested {
+            NonMissing::None
+        } else {
+            NonMissing::CpuAndMemory
+        },
     };
     let requests = pod.requests_with(&opts);
     resources
@@ -33,15 +37,30 @@ pub fn pod_requests(pod: &Pod, resources: &[ResourceSpec], use_requested: bool) 
 }
 
 /// `calculateResourceAllocatableRequest`: (allocatable, requested including the pod).
-fn allocatable_and_requested(node: &NodeInfo, name: Str, pod_request: i64, use_requested: bool) -> (i64, i64) {
-    let requested = if use_requested { &node.requested } else { &node.non_zero_requested };
+fn allocatable_and_requested(
+    node: &NodeInfo,
+    name: Str,
+    pod_request: i64,
+    use_requested: bool,
+) -> (i64, i64) {
+    let requested = if use_requested {
+        &node.requested
+    } else {
+        &node.non_zero_requested
+    };
     let alloc = node.allocatable();
     match name.as_str() {
         resource::CPU => (alloc.milli_cpu, requested.milli_cpu + pod_request),
         resource::MEMORY => (alloc.memory, requested.memory + pod_request),
-        resource::EPHEMERAL_STORAGE => (alloc.ephemeral_storage, node.requested.ephemeral_storage + pod_request),
+        resource::EPHEMERAL_STORAGE => (
+            alloc.ephemeral_storage,
+            node.requested.ephemeral_storage + pod_request,
+        ),
         n if pod_request == 0 && resource::is_scalar(n) => (0, 0),
-        _ if alloc.has_scalar(name) => (alloc.scalar(name), node.requested.scalar(name) + pod_request),
+        _ if alloc.has_scalar(name) => (
+            alloc.scalar(name),
+            node.requested.scalar(name) + pod_request,
+        ),
         _ => (0, 0),
     }
 }

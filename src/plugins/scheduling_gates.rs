@@ -23,6 +23,9 @@ impl Plugin for SchedulingGates {
         }
         // Go's %v of a []string: "[a b]".
         let gates: Vec<&str> = pod.scheduling_gates.iter().map(|g| g.as_str()).collect();
-        Status::unresolvable(format!("waiting for scheduling gates: [{}]", gates.join(" ")))
+        Status::unresolvable(format!(
+            "waiting for scheduling gates: [{}]",
+            gates.join(" ")
+        ))
     }
 }

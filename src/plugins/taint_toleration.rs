@@ -29,7 +29,10 @@ impl Plugin for TaintToleration {
     fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
         match first_untolerated_do_not_schedule(&node.node.taints, &cx.pod.tolerations) {
             None => Status::success(),
-            Some(t) => Status::unresolvable(format!("node(s) had untolerated taint {{{}: {}}}", t.key, t.value)),
+            Some(t) => Status::unresolvable(format!(
+                "node(s) had untolerated taint {{{}: {}}}",
+                t.key, t.value
+            )),
         }
     }
 
@@ -47,10 +50,9 @@ impl Plugin for TaintToleration {
     }
 
     fn score(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let s = state
-            .taint_toleration_score
-            .as_ref()
-            .ok_or_else(|| Status::error("reading \"PreScoreTaintToleration\" from cycleState: not found"))?;
+        let s = state.taint_toleration_score.as_ref().ok_or_else(|| {
+            Status::error("reading \"PreScoreTaintToleration\" from cycleState: not found")
+        })?;
         Ok(node
             .node
             .taints

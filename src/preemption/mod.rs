@@ -81,12 +81,14 @@ pub struct Outcome {
 /// `util.MoreImportantPod`: higher priority, then earlier start. A pod without a start time
 /// counts as starting now, i.e. after every recorded start.
 pub fn more_important(a: &Pod, b: &Pod) -> Ordering {
-    b.priority.cmp(&a.priority).then_with(|| match (a.start_time, b.start_time) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => Ordering::Equal,
-    })
+    b.priority
+        .cmp(&a.priority)
+        .then_with(|| match (a.start_time, b.start_time) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        })
 }
 
 /// `filterPodsWithPDBViolation`: splits pods (most important first) into those whose eviction
@@ -125,7 +127,12 @@ fn split_by_pdb_violation(pods: Vec<Arc<Pod>>, pdbs: &[Pdb]) -> (Vec<Victim>, Ve
 }
 
 /// `SelectVictimsOnNode` on a copy of the node and state.
-fn select_victims_on_node(fw: &Framework, cx: &Cx, state: &CycleState, node_idx: usize) -> Result<Candidate, Status> {
+fn select_victims_on_node(
+    fw: &Framework,
+    cx: &Cx,
+    state: &CycleState,
+    node_idx: usize,
+) -> Result<Candidate, Status> {
     let pod = cx.pod;
     let mut node = cx.snapshot.nodes[node_idx].clone();
     let mut state = state.clone();
@@ -143,16 +150,21 @@ fn select_victims_on_node(fw: &Framework, cx: &Cx, state: &CycleState, node_idx:
     if potential.is_empty() {
         return Err(Status::unresolvable(NO_VICTIMS));
     }
-    let fits = |fw: &Framework, state: &CycleState, node: &crate::model::node_info::NodeInfo| -> Status {
-        match fw.with_nominated_pods(cx, state, node) {
-            Err(e) => e,
-            Ok(Some((s1, n1))) => {
-                let first = fw.run_filters(cx, &s1, &n1);
-                if first.is_success() { fw.run_filters(cx, state, node) } else { first }
+    let fits =
+        |fw: &Framework, state: &CycleState, node: &crate::model::node_info::NodeInfo| -> Status {
+            match fw.with_nominated_pods(cx, state, node) {
+                Err(e) => e,
+                Ok(Some((s1, n1))) => {
+                    let first = fw.run_filters(cx, &s1, &n1);
+                    if first.is_success() {
+                        fw.run_filters(cx, state, node)
+                    } else {
+                        first
+                    }
+                }
+                Ok(None) => fw.run_filters(cx, state, node),
             }
-            Ok(None) => fw.run_filters(cx, state, node),
-        }
-    };
+        };
     let s = fits(fw, &state, &node);
     if !s.is_success() {
         return Err(s);
@@ -190,7 +202,10 @@ fn select_victims_on_node(fw: &Framework, cx: &Cx, state: &CycleState, node_idx:
         victims.sort_by(|a, b| more_important(&a.pod, &b.pod));
     }
     if victims.is_empty() {
-        return Err(Status::error(format!("expected at least one victim pod on node {:?}", node.name().as_str())));
+        return Err(Status::error(format!(
+            "expected at least one victim pod on node {:?}",
+            node.name().as_str()
+        )));
     }
     Ok(Candidate {
         node: node.name(),
@@ -218,7 +233,12 @@ pub fn tied_candidates(candidates: &[Candidate]) -> Vec<Str> {
     let criteria: [Criterion; 5] = [
         |c| -(c.num_pdb_violations as i128),
         |c| -i128::from(c.victims.first().map_or(0, |v| v.pod.priority)),
-        |c| -c.victims.iter().map(|v| i128::from(v.pod.priority) + i128::from(i32::MAX) + 1).sum::<i128>(),
+        |c| {
+            -c.victims
+                .iter()
+                .map(|v| i128::from(v.pod.priority) + i128::from(i32::MAX) + 1)
+                .sum::<i128>()
+        },
         |c| -(c.victims.len() as i128),
         earliest_start_of_highest,
     ];
@@ -241,7 +261,13 @@ fn terminating_by_preemption(p: &Pod) -> bool {
 }
 
 /// `Evaluator.Preempt` without the API calls.
-pub fn preempt(fw: &Framework, args: &Args, cx: &Cx, state: &CycleState, statuses: &NodeToStatus) -> (Status, Outcome) {
+pub fn preempt(
+    fw: &Framework,
+    args: &Args,
+    cx: &Cx,
+    state: &CycleState,
+    statuses: &NodeToStatus,
+) -> (Status, Outcome) {
     let pod = cx.pod;
     let snapshot = cx.snapshot;
     let mut out = Outcome::default();
@@ -251,9 +277,13 @@ pub fn preempt(fw: &Framework, args: &Args, cx: &Cx, state: &CycleState, statuse
         let nominated_status = statuses.get(nominated);
         if nominated_status.code != Code::UnschedulableAndUnresolvable
             && let Some(ni) = snapshot.get(nominated)
-            && ni.pods.iter().any(|p| p.priority < pod.priority && terminating_by_preemption(p))
+            && ni
+                .pods
+                .iter()
+                .any(|p| p.priority < pod.priority && terminating_by_preemption(p))
         {
-            out.not_eligible = Some("not eligible due to a terminating pod on the nominated node.".into());
+            out.not_eligible =
+                Some("not eligible due to a terminating pod on the nominated node.".into());
         }
     }
     if let Some(msg) = &out.not_eligible {
@@ -264,7 +294,10 @@ pub fn preempt(fw: &Framework, args: &Args, cx: &Cx, state: &CycleState, statuse
     let potential: Vec<usize> = (0..snapshot.num_nodes())
         .filter(|&i| statuses.get(snapshot.nodes[i].name()).code == Code::Unschedulable)
         .collect();
-    out.potential_nodes = potential.iter().map(|&i| snapshot.nodes[i].name()).collect();
+    out.potential_nodes = potential
+        .iter()
+        .map(|&i| snapshot.nodes[i].name())
+        .collect();
     out.sampled_candidates = args.num_candidates(potential.len());
     let evaluate = |&i: &usize| (i, select_victims_on_node(fw, cx, state, i));
     let results: Vec<(usize, Result<Candidate, Status>)> = if fw.parallel && potential.len() > 16 {
@@ -299,7 +332,10 @@ pub fn preempt(fw: &Framework, args: &Args, cx: &Cx, state: &CycleState, statuse
         }
         let explicit = dry_run.by_node.len();
         out.message = fit_error::message(snapshot.num_nodes(), None, &dry_run, explicit);
-        return (Status::unschedulable(format!("preemption: {}", out.message)), out);
+        return (
+            Status::unschedulable(format!("preemption: {}", out.message)),
+            out,
+        );
     }
     out.tied = tied_candidates(&out.candidates);
     out.nominated_node = out.tied.first().copied();

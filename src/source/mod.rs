@@ -6,7 +6,8 @@ pub mod file;
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
-    Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
+    Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController,
+    Service,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -27,6 +28,184 @@ pub struct SnapshotMeta {
     pub clock_skew_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+}
+
+/// One API object of a kind the tool reads.
+#[derive(Clone, Debug)]
+pub enum Object {
+    Node(Box<Node>),
+    Pod(Box<Pod>),
+    Namespace(Box<Namespace>),
+    PriorityClass(Box<PriorityClass>),
+    Pdb(Box<PodDisruptionBudget>),
+    Pvc(Box<PersistentVolumeClaim>),
+    Pv(Box<PersistentVolume>),
+    StorageClass(Box<StorageClass>),
+    CsiNode(Box<CSINode>),
+    CsiDriver(Box<CSIDriver>),
+    Service(Box<Service>),
+    ReplicationController(Box<ReplicationController>),
+    ReplicaSet(Box<ReplicaSet>),
+    StatefulSet(Box<StatefulSet>),
+    Lease(Box<Lease>),
+    LeaseCandidate(Box<serde_json::Value>),
+    Event(Box<Event>),
+    SnapshotInfo(Box<SnapshotMeta>),
+}
+
+/// The apiVersion/kind of the record `snapshot` adds to the files it writes.
+pub const SNAPSHOT_INFO_API_VERSION: &str = "kubectl-sched.io/v1";
+pub const SNAPSHOT_INFO_KIND: &str = "SnapshotInfo";
+
+/// Why an object could not be typed: the field path and the problem.
+pub struct TypeError {
+    pub field: String,
+    pub message: String,
+}
+
+fn typed<'de, T: serde::Deserialize<'de>, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Box<T>, TypeError>
+where
+    D::Error: std::fmt::Display,
+{
+    serde_path_to_error::deserialize(d)
+        .map(Box::new)
+        .map_err(|e| TypeError {
+            field: e.path().to_string(),
+            message: e.inner().to_string(),
+        })
+}
+
+impl Object {
+    /// Types an object of the given kind/apiVersion from any serde deserializer; `Ok(None)` for a
+    /// kind the tool does not read.
+    pub fn deserialize<'de, D>(
+        kind: &str,
+        api_version: &str,
+        d: D,
+    ) -> Result<Option<Object>, TypeError>
+    where
+        D: serde::Deserializer<'de>,
+        D::Error: std::fmt::Display,
+    {
+        Ok(Some(match kind {
+            "Node" => Object::Node(typed(d)?),
+            "Pod" => Object::Pod(typed(d)?),
+            "Namespace" => Object::Namespace(typed(d)?),
+            "PriorityClass" => Object::PriorityClass(typed(d)?),
+            "PodDisruptionBudget" => Object::Pdb(typed(d)?),
+            "PersistentVolumeClaim" => Object::Pvc(typed(d)?),
+            "PersistentVolume" => Object::Pv(typed(d)?),
+            "StorageClass" => Object::StorageClass(typed(d)?),
+            "CSINode" => Object::CsiNode(typed(d)?),
+            "CSIDriver" => Object::CsiDriver(typed(d)?),
+            "Service" => Object::Service(typed(d)?),
+            "ReplicationController" => Object::ReplicationController(typed(d)?),
+            "ReplicaSet" => Object::ReplicaSet(typed(d)?),
+            "StatefulSet" => Object::StatefulSet(typed(d)?),
+            "Lease" => Object::Lease(typed(d)?),
+            "LeaseCandidate" => Object::LeaseCandidate(typed(d)?),
+            "Event" => Object::Event(typed(d)?),
+            SNAPSHOT_INFO_KIND if api_version == SNAPSHOT_INFO_API_VERSION => {
+                #[derive(serde::Deserialize)]
+                struct Info {
+                    #[serde(default)]
+                    spec: SnapshotMeta,
+                }
+                let info: Box<Info> = typed(d)?;
+                Object::SnapshotInfo(Box::new(info.spec))
+            }
+            _ => return Ok(None),
+        }))
+    }
+}
+
+impl Dump {
+    pub fn push(&mut self, o: Object) {
+        match o {
+            Object::Node(x) => self.nodes.push(*x),
+            Object::Pod(x) => self.pods.push(*x),
+            Object::Namespace(x) => self.namespaces.push(*x),
+            Object::PriorityClass(x) => self.priority_classes.push(*x),
+            Object::Pdb(x) => self.pdbs.push(*x),
+            Object::Pvc(x) => self.pvcs.push(*x),
+            Object::Pv(x) => self.pvs.push(*x),
+            Object::StorageClass(x) => self.storage_classes.push(*x),
+            Object::CsiNode(x) => self.csi_nodes.push(*x),
+            Object::CsiDriver(x) => self.csi_drivers.push(*x),
+            Object::Service(x) => self.services.push(*x),
+            Object::ReplicationController(x) => self.replication_controllers.push(*x),
+            Object::ReplicaSet(x) => self.replica_sets.push(*x),
+            Object::StatefulSet(x) => self.stateful_sets.push(*x),
+            Object::Lease(x) => self.leases.push(*x),
+            Object::LeaseCandidate(x) => self.lease_candidates.push(*x),
+            Object::Event(x) => self.events.push(*x),
+            Object::SnapshotInfo(x) => self.meta = *x,
+        }
+    }
+
+    /// Every object, in kind order (priority classes first: pods are admitted against them).
+    pub fn into_objects(self) -> impl Iterator<Item = Object> {
+        std::iter::once(Object::SnapshotInfo(Box::new(self.meta)))
+            .chain(
+                self.priority_classes
+                    .into_iter()
+                    .map(|x| Object::PriorityClass(Box::new(x))),
+            )
+            .chain(self.nodes.into_iter().map(|x| Object::Node(Box::new(x))))
+            .chain(
+                self.namespaces
+                    .into_iter()
+                    .map(|x| Object::Namespace(Box::new(x))),
+            )
+            .chain(self.pods.into_iter().map(|x| Object::Pod(Box::new(x))))
+            .chain(self.pdbs.into_iter().map(|x| Object::Pdb(Box::new(x))))
+            .chain(self.pvcs.into_iter().map(|x| Object::Pvc(Box::new(x))))
+            .chain(self.pvs.into_iter().map(|x| Object::Pv(Box::new(x))))
+            .chain(
+                self.storage_classes
+                    .into_iter()
+                    .map(|x| Object::StorageClass(Box::new(x))),
+            )
+            .chain(
+                self.csi_nodes
+                    .into_iter()
+                    .map(|x| Object::CsiNode(Box::new(x))),
+            )
+            .chain(
+                self.csi_drivers
+                    .into_iter()
+                    .map(|x| Object::CsiDriver(Box::new(x))),
+            )
+            .chain(
+                self.services
+                    .into_iter()
+                    .map(|x| Object::Service(Box::new(x))),
+            )
+            .chain(
+                self.replication_controllers
+                    .into_iter()
+                    .map(|x| Object::ReplicationController(Box::new(x))),
+            )
+            .chain(
+                self.replica_sets
+                    .into_iter()
+                    .map(|x| Object::ReplicaSet(Box::new(x))),
+            )
+            .chain(
+                self.stateful_sets
+                    .into_iter()
+                    .map(|x| Object::StatefulSet(Box::new(x))),
+            )
+            .chain(self.leases.into_iter().map(|x| Object::Lease(Box::new(x))))
+            .chain(
+                self.lease_candidates
+                    .into_iter()
+                    .map(|x| Object::LeaseCandidate(Box::new(x))),
+            )
+            .chain(self.events.into_iter().map(|x| Object::Event(Box::new(x))))
+    }
 }
 
 /// The API objects of a cluster, as read from a file or the API server.

@@ -1,0 +1,144 @@
+//! Scale benchmarks (issue 6): `cargo bench --bench scale -- [--nodes 500,1000,2000,5000]
+//! [--pods-per-node 30] [--runs 5] [--yaml]`. Generates clusters with the gen-cluster example's
+//! generator (into target/bench-clusters, reused across runs), then prints the median of each
+//! figure: load (parse + index), explain of a plain pod and of a pod with zone spread and
+//! hostname anti-affinity, replica placement rates, and peak RSS.
+
+use kubectl_sched::explain;
+use kubectl_sched::framework::profile::default_framework;
+use kubectl_sched::framework::snapshot::Snapshot;
+use kubectl_sched::model::cluster::Cluster;
+use kubectl_sched::model::pod::Pod;
+use kubectl_sched::source::file;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn cluster_file(nodes: usize, pods_per_node: usize, yaml: bool) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-clusters");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!(
+        "c{nodes}x{pods_per_node}.{}",
+        if yaml { "yaml" } else { "json" }
+    ));
+    if !path.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "run",
+                "--release",
+                "-q",
+                "--example",
+                "gen-cluster",
+                "--",
+                "--seed",
+                "1",
+            ])
+            .args([
+                "--nodes",
+                &nodes.to_string(),
+                "--pods-per-node",
+                &pods_per_node.to_string(),
+                "-o",
+            ])
+            .arg(&path)
+            .status()
+            .expect("run gen-cluster");
+        assert!(status.success(), "gen-cluster failed");
+    }
+    path
+}
+
+fn load(path: &Path) -> Arc<Cluster> {
+    Arc::new(file::load(path.to_str().unwrap()).expect("load"))
+}
+
+fn pod(yaml: &str) -> Pod {
+    let v: serde_json::Value = serde_saphyr::from_str(yaml).unwrap();
+    let mut p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(v).unwrap();
+    kubectl_sched::model::defaults::pod(&mut p, "default");
+    Pod::from_k8s(&p).unwrap()
+}
+
+const PLAIN: &str = "metadata: {name: plain, namespace: payments-0}\nspec:\n  containers:\n  - name: c\n    image: registry.example.com/team/app-3:v1\n    resources: {requests: {cpu: 200m, memory: 256Mi}}\n";
+const SPREAD: &str = "metadata: {name: spread, namespace: payments-0, labels: {app: bench-spread}}\nspec:\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: bench-spread}}}\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: bench-spread}}}\n  containers:\n  - name: c\n    image: registry.example.com/team/app-3:v1\n    resources: {requests: {cpu: 200m, memory: 256Mi}}\n";
+
+fn time_explain(snapshot: &Snapshot, p: &Pod, runs: usize) -> Duration {
+    let fw = default_framework();
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let r = fw.schedule(snapshot, p);
+        let e = explain::build(&fw, snapshot, p, &r);
+        std::hint::black_box(&e);
+        times.push(t.elapsed());
+    }
+    median(times)
+}
+
+fn main() {
+    let nodes: Vec<usize> = arg("--nodes")
+        .unwrap_or_else(|| "500,1000,2000,5000".into())
+        .split(',')
+        .map(|n| n.parse().expect("--nodes"))
+        .collect();
+    let ppn: usize = arg("--pods-per-node").map_or(30, |s| s.parse().unwrap());
+    let runs: usize = arg("--runs").map_or(5, |s| s.parse().unwrap());
+    let yaml = flag("--yaml");
+    println!(
+        "{:>6} {:>8} {:>10} {:>10} {:>12} {:>12} {:>9}",
+        "nodes", "pods", "load", "plain", "spread+anti", "per pod", "peak RSS"
+    );
+    for &n in &nodes {
+        let path = cluster_file(n, ppn, yaml);
+        let mut load_times = Vec::new();
+        let mut cluster = None;
+        for _ in 0..runs.min(3) {
+            let t = Instant::now();
+            let c = load(&path);
+            let snapshot = Snapshot::new(c.clone(), None);
+            load_times.push(t.elapsed());
+            std::hint::black_box(&snapshot);
+            cluster = Some(c);
+        }
+        let cluster = cluster.unwrap();
+        let pods = cluster.pods.len();
+        let snapshot = Snapshot::new(cluster, None);
+        let plain = time_explain(&snapshot, &pod(PLAIN), runs);
+        let spread = time_explain(&snapshot, &pod(SPREAD), runs);
+        println!(
+            "{n:>6} {pods:>8} {:>8.0}ms {:>8.2}ms {:>10.2}ms {:>10.1}ns {:>7.0}MB",
+            median(load_times).as_secs_f64() * 1e3,
+            plain.as_secs_f64() * 1e3,
+            spread.as_secs_f64() * 1e3,
+            spread.as_secs_f64() * 1e9 / (n + pods) as f64,
+            peak_rss_mb()
+        );
+    }
+}
