@@ -106,9 +106,16 @@ pub struct SchedulerArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct WhatifArgs {
-    /// The pod to place (YAML or JSON; - for stdin)
+    /// The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job
+    /// whose pods to place (YAML or JSON; - for stdin)
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: String,
+    /// Place this many replicas one after another (default: a workload's own replica count)
+    #[arg(long, value_name = "N", conflicts_with = "max")]
+    pub replicas: Option<usize>,
+    /// Place replicas until one fits nowhere: how many more fit?
+    #[arg(long)]
+    pub max: bool,
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
 }

@@ -4,6 +4,7 @@
 mod explain;
 mod output;
 mod whatif;
+mod workload;
 
 use crate::cli::{Cli, Command, EXIT_CODES};
 use clap::{CommandFactory, Parser};
@@ -44,6 +45,8 @@ impl fmt::Display for Failure {
 }
 
 pub type Outcome = Result<i32, Failure>;
+
+pub use whatif::zone_of;
 
 /// Entry point of every binary. `plugin` is the subcommand a `kubectl-sched_<plugin>` binary
 /// stands for, so `kubectl sched-whatif -f pod.yaml` means `kubectl-sched whatif -f pod.yaml`.

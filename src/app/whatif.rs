@@ -1,29 +1,24 @@
-//! `whatif -f pod.yaml`: where would this pod go?
+//! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
 use super::output::{frameworks, load_cluster, print_structured, profile_for, table_options};
+use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, WhatifArgs};
 use crate::explain;
+use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
+use crate::model::cluster::Cluster;
+use crate::model::intern::Str;
 use crate::model::{defaults, pod::Pod, validate};
 use crate::source::file;
 use anyhow::anyhow;
-use k8s_openapi::api::core::v1 as k8s;
+use std::sync::Arc;
 
-/// Reads, defaults, admits and validates the pod of `-f` as the API server would.
-pub fn load_pod(
-    path: &str,
-    namespace_flag: Option<&str>,
-    cluster: &crate::model::cluster::Cluster,
-) -> Result<Pod, Failure> {
+/// Reads the `-f` object, then defaults, validates and admits its pod as the API server would.
+pub fn load_pod(path: &str, namespace_flag: Option<&str>, cluster: &Cluster) -> Result<(Pod, Workload), Failure> {
     let (display, value) = file::load_single(path).map_err(Failure::bad_input)?;
-    let kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or("Pod");
-    if kind != "Pod" {
-        return Err(Failure::bad_input(anyhow!(
-            "{display}: expected a Pod, found a {kind}"
-        )));
-    }
-    let mut pod: k8s::Pod = file::typed(&display, "Pod", value).map_err(Failure::bad_input)?;
+    let mut w = workload::from_value(&display, value)?;
+    let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()
     {
@@ -36,18 +31,13 @@ pub fn load_pod(
             "{display}: the namespace from the provided object {own:?} does not match the namespace {flag:?}. You must pass '--namespace={own}' to perform this operation."
         )));
     }
-    defaults::pod(&mut pod, namespace_flag.unwrap_or("default"));
+    defaults::pod(pod, namespace_flag.unwrap_or("default"));
     let object = format!(
         "{}/{}",
         pod.metadata.namespace.as_deref().unwrap_or(""),
         pod.metadata.name.as_deref().unwrap_or("")
     );
-    validate::pod(&pod).map_err(|e| {
-        Failure::bad_input(anyhow!(
-            "{display}: Pod {object} is invalid:\n  {}",
-            e.0.join("\n  ")
-        ))
-    })?;
+    validate::pod(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: Pod {object} is invalid:\n  {}", e.0.join("\n  "))))?;
     let classes: Vec<_> = cluster
         .priority_classes
         .iter()
@@ -58,42 +48,50 @@ pub fn load_pod(
             },
             value: Some(c.value),
             global_default: Some(c.global_default),
-            preemption_policy: Some(
-                if c.preemption_never {
-                    "Never"
-                } else {
-                    "PreemptLowerPriority"
-                }
-                .to_string(),
-            ),
+            preemption_policy: Some(if c.preemption_never { "Never" } else { "PreemptLowerPriority" }.to_string()),
             ..Default::default()
         })
         .collect();
-    defaults::admit_priority(&mut pod, &classes).map_err(
-        |defaults::UnknownPriorityClass(class)| {
-            Failure::bad_input(anyhow!(
-                "{display}: pods {:?} is forbidden: no PriorityClass with name {class} was found",
-                pod.metadata.name.as_deref().unwrap_or("")
-            ))
-        },
-    )?;
-    Pod::from_k8s(&pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))
+    defaults::admit_priority(pod, &classes).map_err(|defaults::UnknownPriorityClass(class)| {
+        Failure::bad_input(anyhow!(
+            "{display}: pods {:?} is forbidden: no PriorityClass with name {class} was found",
+            pod.metadata.name.as_deref().unwrap_or("")
+        ))
+    })?;
+    let parsed = Pod::from_k8s(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
+    Ok((parsed, w))
 }
 
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let cluster = load_cluster(global)?;
-    let pod = load_pod(&args.file, global.namespace.as_deref(), &cluster)?;
+    let (pod, workload) = load_pod(&args.file, global.namespace.as_deref(), &cluster)?;
     let fws = frameworks(args.scheduler.config.as_deref(), args.scheduler.serial)?;
     let fw = profile_for(&fws, &pod.scheduler_name)?;
-    let snapshot = Snapshot::new(cluster, None);
-    let result = fw.schedule(&snapshot, &pod);
-    let explanation = explain::build(fw, &snapshot, &pod, &result);
-    render(global, &explanation)?;
-    Ok(if explanation.fits() {
-        EXIT_FITS
-    } else {
-        EXIT_UNSCHEDULABLE
-    })
+    let replicas = if args.max { Some(usize::MAX) } else { args.replicas.or(workload.replicas) };
+    let Some(replicas) = replicas else {
+        let snapshot = Snapshot::new(cluster, None);
+        let result = fw.schedule(&snapshot, &pod);
+        let explanation = explain::build(fw, &snapshot, &pod, &result);
+        render(global, &explanation)?;
+        return Ok(if explanation.fits() { EXIT_FITS } else { EXIT_UNSCHEDULABLE });
+    };
+    let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
+    workload.register_owner(&mut cluster, pod.namespace);
+    let mut snapshot = Snapshot::new(Arc::new(cluster), None);
+    // `--max` stops at the first replica that fits nowhere; the cap only guards a runaway loop.
+    let limit = if args.max { max_replicas(&snapshot) } else { replicas };
+    let seq = sequence::place(fw, &mut snapshot, &pod, limit);
+    let report = explain::placement::build(&snapshot, &pod, workload.description.as_deref(), (!args.max).then_some(replicas), &seq);
+    match global.output {
+        Output::Json | Output::Yaml => print_structured(&report, global.output)?,
+        Output::Table | Output::Wide => print!("{}", explain::placement::render(&report, table_options(global))),
+    }
+    Ok(if args.max || report.placed == replicas { EXIT_FITS } else { EXIT_UNSCHEDULABLE })
+}
+
+/// Every node's pod capacity: no sequence of placements can go beyond it.
+fn max_replicas(snapshot: &Snapshot) -> usize {
+    snapshot.nodes.iter().map(|n| n.allocatable().allowed_pods.max(0) as usize).sum::<usize>() + 1
 }
 
 pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failure> {
@@ -104,4 +102,9 @@ pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failu
             Ok(())
         }
     }
+}
+
+/// The zone label a node carries, for grouping placements.
+pub fn zone_of(snapshot: &Snapshot, node: Str) -> Option<Str> {
+    snapshot.get(node).and_then(|n| n.node.labels.get_str("topology.kubernetes.io/zone"))
 }

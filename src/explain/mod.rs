@@ -1,6 +1,7 @@
 //! The explanation: the documented, stable schema (`-o json|yaml`) that scripts, the conformance
 //! suite and the table view all read. Built from a `CycleResult`; renderers live beside it.
 
+pub mod placement;
 pub mod table;
 
 use crate::framework::runner::{CycleResult, Framework, NodeOutcome};

@@ -6,5 +6,6 @@ pub mod fit_error;
 pub mod plugin;
 pub mod profile;
 pub mod runner;
+pub mod sequence;
 pub mod snapshot;
 pub mod status;

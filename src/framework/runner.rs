@@ -20,6 +20,15 @@ pub const MAX_NODE_SCORE: i64 = 100;
 const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
 
+/// How much of the filtering to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every filter on every node, for the explanation.
+    Explain,
+    /// Stop at each node's first failing filter, as kube-scheduler does.
+    Decide,
+}
+
 /// A profile, instantiated: plugins per extension point in the order they run.
 pub struct Framework {
     /// The `schedulerName` this profile serves.
@@ -189,16 +198,21 @@ impl Framework {
         (return_status, result, plugins_with_nodes)
     }
 
-    /// Runs every filter on the node. Returns (first failure, every failure).
+    /// Runs the filters on the node, every one in `Mode::Explain`. Returns (first failure, every
+    /// failure found).
     fn run_filters_all(
         &self,
         cx: &Cx,
         state: &CycleState,
         node: &NodeInfo,
+        mode: Mode,
     ) -> (Option<Status>, Vec<Status>) {
         let mut first = None;
         let mut all = Vec::new();
         for &i in &self.filter {
+            if mode == Mode::Decide && first.is_some() {
+                break;
+            }
             let pl = self.plugin(i);
             if state.skips_filter(pl.name()) {
                 continue;
@@ -305,7 +319,7 @@ impl Framework {
     }
 
     /// `RunFilterPluginsWithNominatedPods`, reporting every failing filter as well.
-    fn filter_node(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> NodeFilterResult {
+    fn filter_node(&self, cx: &Cx, state: &CycleState, node: &NodeInfo, mode: Mode) -> NodeFilterResult {
         let with_nominated = match self.with_nominated_pods(cx, state, node) {
             Ok(w) => w,
             Err(e) => {
@@ -316,13 +330,16 @@ impl Framework {
             }
         };
         let Some((state1, node1)) = with_nominated else {
-            let (first, all) = self.run_filters_all(cx, state, node);
+            let (first, all) = self.run_filters_all(cx, state, node, mode);
             return NodeFilterResult { first, all };
         };
         // First pass with the nominated pods assumed running, second without; a filter fails if
         // it fails in either, and the real scheduler reports the first pass's failure if any.
-        let (first1, all1) = self.run_filters_all(cx, &state1, &node1);
-        let (first2, all2) = self.run_filters_all(cx, state, node);
+        let (first1, all1) = self.run_filters_all(cx, &state1, &node1, mode);
+        if mode == Mode::Decide && first1.is_some() {
+            return NodeFilterResult { first: first1, all: all1 };
+        }
+        let (first2, all2) = self.run_filters_all(cx, state, node, mode);
         let mut all = all1;
         for s in all2 {
             if !all.iter().any(|a| a.plugin == s.plugin) {
@@ -488,6 +505,16 @@ impl Framework {
 
     /// The whole cycle for `pod` against `snapshot`.
     pub fn schedule(&self, snapshot: &Snapshot, pod: &Pod) -> CycleResult {
+        self.run_cycle(snapshot, pod, Mode::Explain)
+    }
+
+    /// The cycle as the real scheduler runs it, stopping at each node's first failing filter:
+    /// enough to decide, not to explain every reason.
+    pub fn decide(&self, snapshot: &Snapshot, pod: &Pod) -> CycleResult {
+        self.run_cycle(snapshot, pod, Mode::Decide)
+    }
+
+    fn run_cycle(&self, snapshot: &Snapshot, pod: &Pod, mode: Mode) -> CycleResult {
         let cx = Cx { pod, snapshot };
         let n = snapshot.num_nodes();
         let mut result = CycleResult {
@@ -558,7 +585,7 @@ impl Framework {
                     .collect()
             }
         };
-        let filter_one = |&i: &usize| (i, self.filter_node(&cx, &state, &snapshot.nodes[i]));
+        let filter_one = |&i: &usize| (i, self.filter_node(&cx, &state, &snapshot.nodes[i], mode));
         let filtered: Vec<(usize, NodeFilterResult)> = if self.parallel && candidates.len() > 64 {
             candidates.par_iter().map(filter_one).collect()
         } else {
