@@ -1,0 +1,1 @@
+//! Loading whole configurations: defaulting, `*`, weights, and the errors kube-scheduler gives.
