@@ -2,7 +2,7 @@
 //! defaulted and validated as `apis/config/v1/defaults.go` and
 //! `apis/config/validation/validation_pluginargs.go` do.
 
-use super::decode::{Field, Obj, Res};
+use super::decode::{Field, Obj, Res, Strict};
 use super::duration;
 use super::field::{
     FieldError, Path, Value, label_value_errors, qualified_name_errors, validate_label_name,
@@ -104,7 +104,7 @@ pub enum DecodeError {
     /// Stops decoding (a value of the wrong type, a wrong kind).
     Fatal(String),
     /// Unknown or repeated fields: reported with the others once decoding finished.
-    Strict(Vec<String>),
+    Strict(String),
 }
 
 /// `PluginConfig.decodeNestedObjects`.
@@ -143,20 +143,20 @@ pub fn decode(plugin: &str, raw: Option<&Node>) -> Result<Args, DecodeError> {
             super::SCHEME
         )));
     }
-    let mut strict = Vec::new();
+    let mut strict = Strict::default();
     let args = decode_fields(plugin, &mut o, &mut strict).map_err(fatal)?;
     o.finish(&mut strict);
     if strict.is_empty() {
         Ok(args)
     } else {
-        Err(DecodeError::Strict(vec![format!(
+        Err(DecodeError::Strict(format!(
             "decoding args for plugin {plugin}: strict decoding error: {}",
-            strict.join(", ")
-        )]))
+            strict.into_messages().join(", ")
+        )))
     }
 }
 
-fn resource_specs(f: Field, strict: &mut Vec<String>) -> Res<Vec<ResourceSpec>> {
+fn resource_specs(f: Field, strict: &mut Strict) -> Res<Vec<ResourceSpec>> {
     f.items("[]v1.ResourceSpec")?
         .iter()
         .map(|i| {
@@ -171,7 +171,7 @@ fn resource_specs(f: Field, strict: &mut Vec<String>) -> Res<Vec<ResourceSpec>> 
         .collect()
 }
 
-fn shape(f: Field, strict: &mut Vec<String>) -> Res<Vec<Shape>> {
+fn shape(f: Field, strict: &mut Strict) -> Res<Vec<Shape>> {
     f.items("[]v1.UtilizationShapePoint")?
         .iter()
         .map(|i| {
@@ -188,7 +188,7 @@ fn shape(f: Field, strict: &mut Vec<String>) -> Res<Vec<Shape>> {
         .collect()
 }
 
-fn label_selector(f: Field, strict: &mut Vec<String>) -> Res<meta::LabelSelector> {
+fn label_selector(f: Field, strict: &mut Strict) -> Res<meta::LabelSelector> {
     let mut o = f.object("LabelSelector", "v1.LabelSelector")?;
     let sel = meta::LabelSelector {
         match_labels: o.with("matchLabels", |f| f.string_map())?,
@@ -216,10 +216,7 @@ fn label_selector(f: Field, strict: &mut Vec<String>) -> Res<meta::LabelSelector
     Ok(sel)
 }
 
-fn topology_spread_constraint(
-    f: Field,
-    strict: &mut Vec<String>,
-) -> Res<k8s::TopologySpreadConstraint> {
+fn topology_spread_constraint(f: Field, strict: &mut Strict) -> Res<k8s::TopologySpreadConstraint> {
     let mut o = f.object("TopologySpreadConstraint", "v1.TopologySpreadConstraint")?;
     let c = k8s::TopologySpreadConstraint {
         max_skew: o.i32("maxSkew")?.unwrap_or(0),
@@ -245,7 +242,7 @@ fn topology_spread_constraint(
 
 fn node_selector_requirements(
     f: Field,
-    strict: &mut Vec<String>,
+    strict: &mut Strict,
 ) -> Res<Vec<k8s::NodeSelectorRequirement>> {
     f.items("[]v1.NodeSelectorRequirement")?
         .iter()
@@ -266,7 +263,7 @@ fn node_selector_requirements(
         .collect()
 }
 
-fn node_selector_term(f: Field, strict: &mut Vec<String>) -> Res<k8s::NodeSelectorTerm> {
+fn node_selector_term(f: Field, strict: &mut Strict) -> Res<k8s::NodeSelectorTerm> {
     let mut o = f.object("NodeSelectorTerm", "v1.NodeSelectorTerm")?;
     let t = k8s::NodeSelectorTerm {
         match_expressions: o.with("matchExpressions", |f| {
@@ -278,7 +275,7 @@ fn node_selector_term(f: Field, strict: &mut Vec<String>) -> Res<k8s::NodeSelect
     Ok(t)
 }
 
-fn node_affinity(f: Field, strict: &mut Vec<String>) -> Res<k8s::NodeAffinity> {
+fn node_affinity(f: Field, strict: &mut Strict) -> Res<k8s::NodeAffinity> {
     let mut o = f.object("NodeAffinity", "v1.NodeAffinity")?;
     let required = o.with("requiredDuringSchedulingIgnoredDuringExecution", |f| {
         let mut o = f.object("NodeSelector", "v1.NodeSelector")?;
@@ -318,7 +315,7 @@ fn node_affinity(f: Field, strict: &mut Vec<String>) -> Res<k8s::NodeAffinity> {
     })
 }
 
-fn decode_fields(plugin: &str, o: &mut Obj, strict: &mut Vec<String>) -> Res<Args> {
+fn decode_fields(plugin: &str, o: &mut Obj, strict: &mut Strict) -> Res<Args> {
     Ok(match plugin {
         "DefaultPreemption" => Args::DefaultPreemption {
             min_candidate_nodes_percentage: o.i32("minCandidateNodesPercentage")?,

@@ -9,6 +9,23 @@ use std::collections::BTreeMap;
 
 pub type Res<T> = Result<T, String>;
 
+/// Unknown and repeated fields, each with its position in the document (entry indices from the
+/// root), so they can be listed in the order the decoder meets them.
+#[derive(Default)]
+pub struct Strict(Vec<(Vec<usize>, String)>);
+
+impl Strict {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The messages in document order.
+    pub fn into_messages(mut self) -> Vec<String> {
+        self.0.sort_by(|a, b| a.0.cmp(&b.0));
+        self.0.into_iter().map(|(_, m)| m).collect()
+    }
+}
+
 /// One field's value, with what error messages need to name it.
 #[derive(Clone, Copy)]
 pub struct Field<'a, 'p> {
@@ -19,6 +36,8 @@ pub struct Field<'a, 'p> {
     go_field: &'p str,
     /// The Go struct holding the field.
     go_struct: &'static str,
+    /// Entry indices from the document's root.
+    pos: &'p [usize],
 }
 
 impl<'a, 'p> Field<'a, 'p> {
@@ -32,8 +51,17 @@ impl<'a, 'p> Field<'a, 'p> {
     }
 
     fn int(&self, go_type: &str, min: i128, max: i128) -> Res<i128> {
+        // A number that does not fit is named with its text, any other value by its kind.
+        let number = |text: String| {
+            format!(
+                "json: cannot unmarshal number {text} into Go struct field {}.{} of type {go_type}",
+                self.go_struct, self.go_field
+            )
+        };
         match self.node {
             Node::Int(i) if (min..=max).contains(i) => Ok(*i),
+            Node::Int(i) => Err(number(i.to_string())),
+            Node::Float(f) => Err(number(f.to_string())),
             _ => Err(self.type_error(go_type)),
         }
     }
@@ -93,6 +121,7 @@ impl<'a, 'p> Field<'a, 'p> {
                 self.json.to_string(),
                 self.go_field.to_string(),
                 go_struct,
+                self.pos.to_vec(),
             )),
             _ => Err(self.type_error(go_type)),
         }
@@ -109,6 +138,7 @@ impl<'a, 'p> Field<'a, 'p> {
                     json: format!("{}[{i}]", self.json),
                     go_field: self.go_field.to_string(),
                     go_struct: self.go_struct,
+                    pos: self.pos.iter().copied().chain([i]).collect(),
                 })
                 .collect()),
             _ => Err(self.type_error(go_type)),
@@ -142,6 +172,7 @@ pub struct Item<'a> {
     json: String,
     go_field: String,
     go_struct: &'static str,
+    pos: Vec<usize>,
 }
 
 impl<'a> Item<'a> {
@@ -151,6 +182,7 @@ impl<'a> Item<'a> {
             json: &self.json,
             go_field: &self.go_field,
             go_struct: self.go_struct,
+            pos: &self.pos,
         }
     }
 }
@@ -162,6 +194,7 @@ pub struct Obj<'a> {
     json: String,
     go_field: String,
     go_struct: &'static str,
+    pos: Vec<usize>,
 }
 
 impl<'a> Obj<'a> {
@@ -170,6 +203,7 @@ impl<'a> Obj<'a> {
         json: String,
         go_field: String,
         go_struct: &'static str,
+        pos: Vec<usize>,
     ) -> Obj<'a> {
         Obj {
             entries,
@@ -177,13 +211,20 @@ impl<'a> Obj<'a> {
             json,
             go_field,
             go_struct,
+            pos,
         }
     }
 
     /// The top of a document decoded into `go_struct`.
     pub fn root(node: &'a Node, go_struct: &'static str) -> Res<Obj<'a>> {
         match node {
-            Node::Map(entries) => Ok(Obj::new(entries, String::new(), String::new(), go_struct)),
+            Node::Map(entries) => Ok(Obj::new(
+                entries,
+                String::new(),
+                String::new(),
+                go_struct,
+                Vec::new(),
+            )),
             other => Err(format!(
                 "json: cannot unmarshal {} into Go value of type v1.{go_struct}",
                 other.go_kind()
@@ -209,19 +250,21 @@ impl<'a> Obj<'a> {
         for (i, (k, v)) in self.entries.iter().enumerate() {
             if k == key {
                 self.used[i] = true;
-                found = Some(v);
+                found = Some((i, v));
             }
         }
         match found {
-            None | Some(Node::Null) => Ok(None),
-            Some(node) => {
+            None | Some((_, Node::Null)) => Ok(None),
+            Some((i, node)) => {
                 let json = Obj::child(&self.json, key);
                 let go_field = Obj::child(&self.go_field, key);
+                let pos: Vec<usize> = self.pos.iter().copied().chain([i]).collect();
                 f(Field {
                     node,
                     json: &json,
                     go_field: &go_field,
                     go_struct: self.go_struct,
+                    pos: &pos,
                 })
                 .map(Some)
             }
@@ -258,14 +301,19 @@ impl<'a> Obj<'a> {
     }
 
     /// Records fields nothing asked for, and fields given twice.
-    pub fn finish(self, strict: &mut Vec<String>) {
+    pub fn finish(self, strict: &mut Strict) {
         for (i, (k, _)) in self.entries.iter().enumerate() {
             let path = Obj::child(&self.json, k);
-            if !self.used[i] {
-                strict.push(format!("unknown field {path:?}"));
+            let message = if !self.used[i] {
+                format!("unknown field {path:?}")
             } else if self.entries[..i].iter().any(|(prev, _)| prev == k) {
-                strict.push(format!("duplicate field {path:?}"));
-            }
+                format!("duplicate field {path:?}")
+            } else {
+                continue;
+            };
+            strict
+                .0
+                .push((self.pos.iter().copied().chain([i]).collect(), message));
         }
     }
 }
@@ -309,10 +357,10 @@ mod tests {
         let n = parse(r#"{"b": 1, "a": 2, "c": 3, "a": 4}"#).unwrap();
         let mut o = Obj::root(&n, "T").unwrap();
         assert_eq!(o.i32("a").unwrap(), Some(4));
-        let mut strict = Vec::new();
+        let mut strict = Strict::default();
         o.finish(&mut strict);
         assert_eq!(
-            strict,
+            strict.into_messages(),
             [
                 "unknown field \"b\"",
                 "unknown field \"c\"",

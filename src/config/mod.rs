@@ -134,8 +134,9 @@ fn decode_and_default(text: &str, doc: &Node) -> Result<(v1::Configuration, Vec<
         ));
     }
 
-    let mut strict = Vec::new();
+    let mut strict = decode::Strict::default();
     let mut cfg = v1::decode(doc, &mut strict)?;
+    let mut strict = strict.into_messages();
     let mut typed: Vec<Vec<PluginConfig>> = Vec::new();
     for (i, p) in cfg.profiles.iter().enumerate() {
         let mut list = Vec::new();
@@ -144,8 +145,8 @@ fn decode_and_default(text: &str, doc: &Node) -> Result<(v1::Configuration, Vec<
             let args = match args::decode(&c.name, c.args.as_ref()) {
                 Ok(a) => a,
                 Err(DecodeError::Fatal(e)) => return Err(format!("{at}: {e}")),
-                Err(DecodeError::Strict(errs)) => {
-                    strict.push(format!("{at}: strict decoding error: {}", errs.join(", ")));
+                Err(DecodeError::Strict(e)) => {
+                    strict.push(format!("{at}: strict decoding error: {e}"));
                     continue;
                 }
             };

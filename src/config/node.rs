@@ -21,8 +21,7 @@ impl Node {
         match self {
             Node::Null => "null".into(),
             Node::Bool(_) => "bool".into(),
-            Node::Int(i) => format!("number {i}"),
-            Node::Float(f) => format!("number {f}"),
+            Node::Int(_) | Node::Float(_) => "number".into(),
             Node::String(_) => "string".into(),
             Node::Seq(_) => "array".into(),
             Node::Map(_) => "object".into(),

@@ -2,7 +2,7 @@
 //! types as `k8s.io/kube-scheduler/config/v1` declares them) and v1 defaulting
 //! (`SetDefaults_KubeSchedulerConfiguration`, `mergePlugins`).
 
-use super::decode::{Field, Obj, Res};
+use super::decode::{Field, Obj, Res, Strict};
 use super::node::Node;
 use crate::framework::profile::{self, ExtensionPoint, PluginRef, PluginSet, ProfilePlugins};
 
@@ -65,7 +65,7 @@ pub struct Configuration {
 
 /// Decodes the document (its `apiVersion` and `kind` already checked); unknown and repeated
 /// fields go to `strict`.
-pub fn decode(node: &Node, strict: &mut Vec<String>) -> Res<Configuration> {
+pub fn decode(node: &Node, strict: &mut Strict) -> Res<Configuration> {
     let mut o = Obj::root(node, KIND)?;
     o.type_meta()?;
     let mut c = Configuration {
@@ -104,7 +104,7 @@ pub fn decode(node: &Node, strict: &mut Vec<String>) -> Res<Configuration> {
     Ok(c)
 }
 
-fn leader_election(f: Field, strict: &mut Vec<String>) -> Res<LeaderElection> {
+fn leader_election(f: Field, strict: &mut Strict) -> Res<LeaderElection> {
     let mut o = f.object(
         "LeaderElectionConfiguration",
         "v1alpha1.LeaderElectionConfiguration",
@@ -122,7 +122,7 @@ fn leader_election(f: Field, strict: &mut Vec<String>) -> Res<LeaderElection> {
     Ok(le)
 }
 
-fn client_connection(f: Field, strict: &mut Vec<String>) -> Res<i32> {
+fn client_connection(f: Field, strict: &mut Strict) -> Res<i32> {
     let mut o = f.object(
         "ClientConnectionConfiguration",
         "v1alpha1.ClientConnectionConfiguration",
@@ -136,7 +136,7 @@ fn client_connection(f: Field, strict: &mut Vec<String>) -> Res<i32> {
     Ok(burst)
 }
 
-fn profile(f: Field, strict: &mut Vec<String>) -> Res<Profile> {
+fn profile(f: Field, strict: &mut Strict) -> Res<Profile> {
     let mut o = f.object("KubeSchedulerProfile", "v1.KubeSchedulerProfile")?;
     let p = Profile {
         scheduler_name: o.string("schedulerName")?,
@@ -163,7 +163,7 @@ fn profile(f: Field, strict: &mut Vec<String>) -> Res<Profile> {
     Ok(p)
 }
 
-fn plugins(f: Field, strict: &mut Vec<String>) -> Res<ProfilePlugins> {
+fn plugins(f: Field, strict: &mut Strict) -> Res<ProfilePlugins> {
     let mut o = f.object("Plugins", "v1.Plugins")?;
     let mut p = ProfilePlugins::default();
     for e in ExtensionPoint::ALL {
@@ -178,7 +178,7 @@ fn plugins(f: Field, strict: &mut Vec<String>) -> Res<ProfilePlugins> {
     Ok(p)
 }
 
-fn plugin_set(f: Field, strict: &mut Vec<String>) -> Res<PluginSet> {
+fn plugin_set(f: Field, strict: &mut Strict) -> Res<PluginSet> {
     let mut o = f.object("PluginSet", "v1.PluginSet")?;
     let mut list = |o: &mut Obj, key: &str| -> Res<Vec<PluginRef>> {
         Ok(o.with(key, |f| {
@@ -208,7 +208,7 @@ fn plugin_set(f: Field, strict: &mut Vec<String>) -> Res<PluginSet> {
     Ok(set)
 }
 
-fn extender(f: Field, strict: &mut Vec<String>) -> Res<Extender> {
+fn extender(f: Field, strict: &mut Strict) -> Res<Extender> {
     let mut o = f.object("Extender", "v1.Extender")?;
     o.string("urlPrefix")?;
     o.string("filterVerb")?;

@@ -268,7 +268,11 @@ pub fn build(
         .iter()
         .chain(&plugins.multi_point.enabled)
     {
-        if instances[p.name.as_str()].points().contains(Points::SCORE) {
+        // A multiPoint plugin never looked up (every point disabled with `*`) is not a score plugin.
+        if instances
+            .get(p.name.as_str())
+            .is_some_and(|pl| pl.points().contains(Points::SCORE))
+        {
             weights.entry(&p.name).or_insert(match p.weight {
                 None | Some(0) => 1,
                 Some(w) => i64::from(w),
