@@ -30,7 +30,13 @@ pub fn load_cluster(global: &GlobalArgs) -> Result<Arc<Cluster>, Failure> {
 pub fn frameworks(config: Option<&Path>, serial: bool) -> Result<Vec<Framework>, Failure> {
     let mut fws = match config {
         None => vec![crate::framework::profile::default_framework()],
-        Some(path) => crate::config::load(path).map_err(Failure::bad_input)?,
+        Some(path) => {
+            let loaded = crate::config::load(path).map_err(Failure::bad_input)?;
+            for w in &loaded.warnings {
+                eprintln!("warning: {w}");
+            }
+            loaded.frameworks
+        }
     };
     for fw in &mut fws {
         fw.parallel = !serial;

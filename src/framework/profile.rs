@@ -1,19 +1,285 @@
-//! Building a `Framework` from a profile's plugin list: each multiPoint plugin joins every
-//! extension point it implements, score plugins with their weight (`expandMultiPointPlugins`).
+//! Building a `Framework` from a profile's plugin sets as `NewFramework` does: plugins enabled per
+//! extension point, then multiPoint plugins expanded into every point they implement
+//! (`expandMultiPointPlugins`: `*` and per-point `disabled` lists, explicit per-point entries
+//! overriding multiPoint ones), then the score weights (`getScoreWeights`).
 
-use super::plugin::Points;
+use super::plugin::{Plugin, Points};
 use super::runner::Framework;
 use crate::plugins::{self, PluginArgs};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 
-/// A profile as a list of multiPoint plugins and their weights.
-pub fn from_multi_point(
+/// The extension points a profile configures one by one (`Plugins` without `multiPoint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtensionPoint {
+    PreEnqueue,
+    QueueSort,
+    PreFilter,
+    Filter,
+    PostFilter,
+    PreScore,
+    Score,
+    Reserve,
+    Permit,
+    PreBind,
+    Bind,
+    PostBind,
+}
+
+impl ExtensionPoint {
+    /// In the order of the v1 `Plugins` fields.
+    pub const ALL: [ExtensionPoint; 12] = [
+        ExtensionPoint::PreEnqueue,
+        ExtensionPoint::QueueSort,
+        ExtensionPoint::PreFilter,
+        ExtensionPoint::Filter,
+        ExtensionPoint::PostFilter,
+        ExtensionPoint::PreScore,
+        ExtensionPoint::Score,
+        ExtensionPoint::Reserve,
+        ExtensionPoint::Permit,
+        ExtensionPoint::PreBind,
+        ExtensionPoint::Bind,
+        ExtensionPoint::PostBind,
+    ];
+
+    /// The order `getExtensionPoints` walks them, which decides which error is reported first.
+    const FRAMEWORK_ORDER: [ExtensionPoint; 12] = [
+        ExtensionPoint::PreFilter,
+        ExtensionPoint::Filter,
+        ExtensionPoint::PostFilter,
+        ExtensionPoint::Reserve,
+        ExtensionPoint::PreScore,
+        ExtensionPoint::Score,
+        ExtensionPoint::PreBind,
+        ExtensionPoint::Bind,
+        ExtensionPoint::PostBind,
+        ExtensionPoint::Permit,
+        ExtensionPoint::PreEnqueue,
+        ExtensionPoint::QueueSort,
+    ];
+
+    /// The field name in a v1 `Plugins` (`profiles[i].plugins.<field>`).
+    pub fn field(self) -> &'static str {
+        match self {
+            ExtensionPoint::PreEnqueue => "preEnqueue",
+            ExtensionPoint::QueueSort => "queueSort",
+            ExtensionPoint::PreFilter => "preFilter",
+            ExtensionPoint::Filter => "filter",
+            ExtensionPoint::PostFilter => "postFilter",
+            ExtensionPoint::PreScore => "preScore",
+            ExtensionPoint::Score => "score",
+            ExtensionPoint::Reserve => "reserve",
+            ExtensionPoint::Permit => "permit",
+            ExtensionPoint::PreBind => "preBind",
+            ExtensionPoint::Bind => "bind",
+            ExtensionPoint::PostBind => "postBind",
+        }
+    }
+
+    /// The Go interface a plugin implements for this point, as errors name it.
+    fn interface(self) -> &'static str {
+        match self {
+            ExtensionPoint::PreEnqueue => "PreEnqueuePlugin",
+            ExtensionPoint::QueueSort => "QueueSortPlugin",
+            ExtensionPoint::PreFilter => "PreFilterPlugin",
+            ExtensionPoint::Filter => "FilterPlugin",
+            ExtensionPoint::PostFilter => "PostFilterPlugin",
+            ExtensionPoint::PreScore => "PreScorePlugin",
+            ExtensionPoint::Score => "ScorePlugin",
+            ExtensionPoint::Reserve => "ReservePlugin",
+            ExtensionPoint::Permit => "PermitPlugin",
+            ExtensionPoint::PreBind => "PreBindPlugin",
+            ExtensionPoint::Bind => "BindPlugin",
+            ExtensionPoint::PostBind => "PostBindPlugin",
+        }
+    }
+
+    fn points(self) -> Points {
+        match self {
+            ExtensionPoint::PreEnqueue => Points::PRE_ENQUEUE,
+            ExtensionPoint::QueueSort => Points::QUEUE_SORT,
+            ExtensionPoint::PreFilter => Points::PRE_FILTER,
+            ExtensionPoint::Filter => Points::FILTER,
+            ExtensionPoint::PostFilter => Points::POST_FILTER,
+            ExtensionPoint::PreScore => Points::PRE_SCORE,
+            ExtensionPoint::Score => Points::SCORE,
+            ExtensionPoint::Reserve => Points::RESERVE,
+            ExtensionPoint::Permit => Points::PERMIT,
+            ExtensionPoint::PreBind => Points::PRE_BIND,
+            ExtensionPoint::Bind => Points::BIND,
+            ExtensionPoint::PostBind => Points::POST_BIND,
+        }
+    }
+}
+
+/// An enabled plugin (`config.Plugin`); a weight of 0 or none counts as 1 for score plugins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginRef {
+    pub name: String,
+    pub weight: Option<i32>,
+}
+
+impl PluginRef {
+    pub fn new(name: &str, weight: Option<i32>) -> PluginRef {
+        PluginRef {
+            name: name.to_string(),
+            weight,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PluginSet {
+    pub enabled: Vec<PluginRef>,
+    pub disabled: Vec<String>,
+}
+
+/// A profile's `plugins`, after v1 defaulting merged them with the default plugins.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProfilePlugins {
+    pub multi_point: PluginSet,
+    /// Indexed like `ExtensionPoint::ALL`.
+    pub points: [PluginSet; 12],
+}
+
+impl ProfilePlugins {
+    pub fn point(&self, e: ExtensionPoint) -> &PluginSet {
+        &self.points[e as usize]
+    }
+
+    pub fn point_mut(&mut self, e: ExtensionPoint) -> &mut PluginSet {
+        &mut self.points[e as usize]
+    }
+
+    /// `pluginsNeeded`: every plugin enabled somewhere, multiPoint included.
+    pub fn needed(&self) -> BTreeSet<&str> {
+        self.points
+            .iter()
+            .chain(std::iter::once(&self.multi_point))
+            .flat_map(|s| s.enabled.iter().map(|p| p.name.as_str()))
+            .collect()
+    }
+}
+
+/// A plugin as the registry builds it: `Ok(None)` when the registry has no plugin of that name,
+/// `Err` when its factory rejects the arguments.
+pub type Instantiate<'a> = dyn FnMut(&str) -> Result<Option<Arc<dyn Plugin>>, String> + 'a;
+
+/// `NewFramework` for one profile. Errors read as kube-scheduler's.
+pub fn build(
     scheduler_name: &str,
-    enabled: &[(String, Option<i64>)],
-    args: &PluginArgs,
+    plugins: &ProfilePlugins,
     percentage_of_nodes_to_score: Option<i32>,
+    instantiate: &mut Instantiate,
 ) -> Result<Framework, String> {
+    let mut instances: BTreeMap<&str, Arc<dyn Plugin>> = BTreeMap::new();
+    for name in plugins.needed() {
+        if let Some(p) =
+            instantiate(name).map_err(|e| format!("initializing plugin {name:?}: {e}"))?
+        {
+            instances.insert(name, p);
+        }
+    }
+
+    let mut lists: [Vec<&str>; 12] = Default::default();
+    for e in ExtensionPoint::FRAMEWORK_ORDER {
+        let list = &mut lists[e as usize];
+        for p in &plugins.point(e).enabled {
+            let Some(pl) = instances.get(p.name.as_str()) else {
+                return Err(format!("{} {:?} does not exist", e.interface(), p.name));
+            };
+            if !pl.points().contains(e.points()) {
+                return Err(format!(
+                    "plugin {:?} does not extend {} plugin",
+                    p.name,
+                    e.interface()
+                ));
+            }
+            if list.contains(&p.name.as_str()) {
+                return Err(format!(
+                    "plugin {:?} already registered as {:?}",
+                    p.name,
+                    e.interface()
+                ));
+            }
+            list.push(&p.name);
+        }
+    }
+
+    if !plugins.multi_point.enabled.is_empty() {
+        for e in ExtensionPoint::FRAMEWORK_ORDER {
+            let set = plugins.point(e);
+            if set.disabled.iter().any(|d| d == "*") {
+                continue;
+            }
+            let explicit = &lists[e as usize];
+            let mut overrides: Vec<&str> = Vec::new();
+            let mut multi: Vec<&str> = Vec::new();
+            for p in &plugins.multi_point.enabled {
+                let Some(pl) = instances.get(p.name.as_str()) else {
+                    return Err(format!("{} {:?} does not exist", e.interface(), p.name));
+                };
+                if !pl.points().contains(e.points()) || set.disabled.contains(&p.name) {
+                    continue;
+                }
+                if explicit.contains(&p.name.as_str()) {
+                    if !overrides.contains(&p.name.as_str()) {
+                        overrides.push(&p.name);
+                    }
+                    continue;
+                }
+                if multi.contains(&p.name.as_str()) {
+                    return Err(format!(
+                        "plugin {:?} already registered as {:?}",
+                        p.name,
+                        e.interface()
+                    ));
+                }
+                multi.push(&p.name);
+            }
+            // Explicitly configured plugins that multiPoint also names come first, in their
+            // explicit order; then multiPoint's own; then the remaining explicit ones.
+            let (first, rest): (Vec<&str>, Vec<&str>) =
+                explicit.iter().partition(|n| overrides.contains(n));
+            lists[e as usize] = first.into_iter().chain(multi).chain(rest).collect();
+        }
+    }
+
+    let queue_sort = lists[ExtensionPoint::QueueSort as usize].len();
+    if queue_sort != 1 {
+        return Err(format!(
+            "only one queue sort plugin required for profile with scheduler name {scheduler_name:?}, but got {queue_sort}"
+        ));
+    }
+    if lists[ExtensionPoint::Bind as usize].is_empty() {
+        return Err(format!(
+            "at least one bind plugin is needed for profile with scheduler name {scheduler_name:?}"
+        ));
+    }
+
+    // Explicit score entries take precedence over multiPoint ones; 0 or unset means 1.
+    let mut weights: BTreeMap<&str, i64> = BTreeMap::new();
+    for p in plugins
+        .point(ExtensionPoint::Score)
+        .enabled
+        .iter()
+        .chain(&plugins.multi_point.enabled)
+    {
+        // A multiPoint plugin never looked up (every point disabled with `*`) is not a score plugin.
+        if instances
+            .get(p.name.as_str())
+            .is_some_and(|pl| pl.points().contains(Points::SCORE))
+        {
+            weights.entry(&p.name).or_insert(match p.weight {
+                None | Some(0) => 1,
+                Some(w) => i64::from(w),
+            });
+        }
+    }
+
     let mut fw = Framework {
         profile: scheduler_name.to_string(),
         plugins: Vec::new(),
@@ -28,41 +294,63 @@ pub fn from_multi_point(
         percentage_of_nodes_to_score,
         parallel: true,
     };
-    for (name, weight) in enabled {
-        let plugin = plugins::new_plugin(name, args)
-            .ok_or_else(|| format!("plugin {name:?} does not exist"))?;
-        let points = plugin.points();
-        let idx = fw.plugins.len();
-        fw.plugins.push(plugin);
-        let lists: [(Points, &mut Vec<usize>); 7] = [
-            (Points::PRE_ENQUEUE, &mut fw.pre_enqueue),
-            (Points::PRE_FILTER, &mut fw.pre_filter),
-            (Points::FILTER, &mut fw.filter),
-            (Points::POST_FILTER, &mut fw.post_filter),
-            (Points::PRE_SCORE, &mut fw.pre_score),
-            (Points::RESERVE, &mut fw.reserve),
-            (Points::PRE_BIND, &mut fw.pre_bind),
-        ];
-        for (point, list) in lists {
-            if points.contains(point) {
-                list.push(idx);
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut index_of = |fw: &mut Framework, name: &str| -> usize {
+        *index
+            .entry(instances.get_key_value(name).expect("resolved above").0)
+            .or_insert_with(|| {
+                fw.plugins.push(instances[name].clone());
+                fw.plugins.len() - 1
+            })
+    };
+    for e in ExtensionPoint::ALL {
+        for name in &lists[e as usize] {
+            let i = index_of(&mut fw, name);
+            match e {
+                ExtensionPoint::PreEnqueue => fw.pre_enqueue.push(i),
+                ExtensionPoint::PreFilter => fw.pre_filter.push(i),
+                ExtensionPoint::Filter => fw.filter.push(i),
+                ExtensionPoint::PostFilter => fw.post_filter.push(i),
+                ExtensionPoint::PreScore => fw.pre_score.push(i),
+                ExtensionPoint::Score => fw.score.push((i, weights[name])),
+                ExtensionPoint::Reserve => fw.reserve.push(i),
+                ExtensionPoint::PreBind => fw.pre_bind.push(i),
+                // Not run offline: queue order, permit and binding side effects.
+                ExtensionPoint::QueueSort
+                | ExtensionPoint::Permit
+                | ExtensionPoint::Bind
+                | ExtensionPoint::PostBind => {}
             }
-        }
-        if points.contains(Points::SCORE) {
-            // Upstream defaults a missing multiPoint weight to 1.
-            fw.score.push((idx, weight.unwrap_or(1)));
         }
     }
     Ok(fw)
 }
 
+/// The v1 default plugins as a profile's `plugins`, less those this build's registry does not
+/// know (plugins implemented elsewhere and not merged yet).
+pub fn default_plugins() -> ProfilePlugins {
+    let args = PluginArgs::default();
+    ProfilePlugins {
+        multi_point: PluginSet {
+            enabled: plugins::DEFAULT_PLUGINS
+                .iter()
+                .filter(|(name, _)| plugins::new_plugin(name, &args).is_some())
+                .map(|&(name, weight)| PluginRef::new(name, weight.map(|w| w as i32)))
+                .collect(),
+            disabled: Vec::new(),
+        },
+        points: Default::default(),
+    }
+}
+
 /// The v1 default profile.
 pub fn default_framework() -> Framework {
-    let known: Vec<(String, Option<i64>)> = plugins::DEFAULT_PLUGINS
-        .iter()
-        .filter(|(name, _)| plugins::new_plugin(name, &PluginArgs::default()).is_some())
-        .map(|&(n, w)| (n.to_string(), w))
-        .collect();
-    from_multi_point(DEFAULT_SCHEDULER_NAME, &known, &PluginArgs::default(), None)
-        .expect("the default plugins are registered")
+    let args = PluginArgs::default();
+    build(
+        DEFAULT_SCHEDULER_NAME,
+        &default_plugins(),
+        None,
+        &mut |name| Ok(plugins::new_plugin(name, &args)),
+    )
+    .expect("the default plugins build")
 }
