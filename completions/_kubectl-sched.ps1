@@ -48,8 +48,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-sched' -ScriptBlock {
             break
         }
         'kubectl-sched;whatif' {
-            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'The pod to place (YAML or JSON; - for stdin)')
-            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'The pod to place (YAML or JSON; - for stdin)')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job whose pods to place (YAML or JSON; - for stdin)')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job whose pods to place (YAML or JSON; - for stdin)')
+            [CompletionResult]::new('--replicas', '--replicas', [CompletionResultType]::ParameterName, 'Place this many replicas one after another (default: a workload''s own replica count)')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults')
             [CompletionResult]::new('--snapshot', '--snapshot', [CompletionResultType]::ParameterName, 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
@@ -62,6 +63,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-sched' -ScriptBlock {
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colours (NO_COLOR in the environment also turns them off)')
+            [CompletionResult]::new('--max', '--max', [CompletionResultType]::ParameterName, 'Place replicas until one fits nowhere: how many more fit?')
             [CompletionResult]::new('--serial', '--serial', [CompletionResultType]::ParameterName, 'Filter and score nodes on one thread (results are identical; for comparison)')
             [CompletionResult]::new('--consistent-read', '--consistent-read', [CompletionResultType]::ParameterName, 'Read with a consistent (quorum) list from etcd instead of the API server''s watch cache')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'More detail on errors and warnings')

@@ -459,7 +459,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__whatif)
-            opts="-f -n -o -v -h -V --filename --config --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-f -n -o -v -h -V --filename --replicas --max --config --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -470,6 +470,10 @@ _kubectl__sched() {
                     return 0
                     ;;
                 -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replicas)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -48,7 +48,8 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "lease" 
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "snapshot" -d 'Save the cluster state this tool reads, for offline analysis'
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "completions" -d 'Print shell completions'
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s f -l filename -d 'The pod to place (YAML or JSON; - for stdin)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s f -l filename -d 'The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job whose pods to place (YAML or JSON; - for stdin)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l replicas -d 'Place this many replicas one after another (default: a workload\'s own replica count)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l config -d 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -64,6 +65,7 @@ yaml\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l color -d 'When to use colours (NO_COLOR in the environment also turns them off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l max -d 'Place replicas until one fits nowhere: how many more fit?'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l serial -d 'Filter and score nodes on one thread (results are identical; for comparison)'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s v -l verbose -d 'More detail on errors and warnings'

@@ -15,7 +15,11 @@ use anyhow::anyhow;
 use std::sync::Arc;
 
 /// Reads the `-f` object, then defaults, validates and admits its pod as the API server would.
-pub fn load_pod(path: &str, namespace_flag: Option<&str>, cluster: &Cluster) -> Result<(Pod, Workload), Failure> {
+pub fn load_pod(
+    path: &str,
+    namespace_flag: Option<&str>,
+    cluster: &Cluster,
+) -> Result<(Pod, Workload), Failure> {
     let (display, value) = file::load_single(path).map_err(Failure::bad_input)?;
     let mut w = workload::from_value(&display, value)?;
     let pod = &mut w.pod;
@@ -37,7 +41,12 @@ pub fn load_pod(path: &str, namespace_flag: Option<&str>, cluster: &Cluster) -> 
         pod.metadata.namespace.as_deref().unwrap_or(""),
         pod.metadata.name.as_deref().unwrap_or("")
     );
-    validate::pod(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: Pod {object} is invalid:\n  {}", e.0.join("\n  "))))?;
+    validate::pod(pod).map_err(|e| {
+        Failure::bad_input(anyhow!(
+            "{display}: Pod {object} is invalid:\n  {}",
+            e.0.join("\n  ")
+        ))
+    })?;
     let classes: Vec<_> = cluster
         .priority_classes
         .iter()
@@ -48,7 +57,14 @@ pub fn load_pod(path: &str, namespace_flag: Option<&str>, cluster: &Cluster) -> 
             },
             value: Some(c.value),
             global_default: Some(c.global_default),
-            preemption_policy: Some(if c.preemption_never { "Never" } else { "PreemptLowerPriority" }.to_string()),
+            preemption_policy: Some(
+                if c.preemption_never {
+                    "Never"
+                } else {
+                    "PreemptLowerPriority"
+                }
+                .to_string(),
+            ),
             ..Default::default()
         })
         .collect();
@@ -67,31 +83,61 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let (pod, workload) = load_pod(&args.file, global.namespace.as_deref(), &cluster)?;
     let fws = frameworks(args.scheduler.config.as_deref(), args.scheduler.serial)?;
     let fw = profile_for(&fws, &pod.scheduler_name)?;
-    let replicas = if args.max { Some(usize::MAX) } else { args.replicas.or(workload.replicas) };
+    let replicas = if args.max {
+        Some(usize::MAX)
+    } else {
+        args.replicas.or(workload.replicas)
+    };
     let Some(replicas) = replicas else {
         let snapshot = Snapshot::new(cluster, None);
         let result = fw.schedule(&snapshot, &pod);
         let explanation = explain::build(fw, &snapshot, &pod, &result);
         render(global, &explanation)?;
-        return Ok(if explanation.fits() { EXIT_FITS } else { EXIT_UNSCHEDULABLE });
+        return Ok(if explanation.fits() {
+            EXIT_FITS
+        } else {
+            EXIT_UNSCHEDULABLE
+        });
     };
     let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
     workload.register_owner(&mut cluster, pod.namespace);
     let mut snapshot = Snapshot::new(Arc::new(cluster), None);
     // `--max` stops at the first replica that fits nowhere; the cap only guards a runaway loop.
-    let limit = if args.max { max_replicas(&snapshot) } else { replicas };
+    let limit = if args.max {
+        max_replicas(&snapshot)
+    } else {
+        replicas
+    };
     let seq = sequence::place(fw, &mut snapshot, &pod, limit);
-    let report = explain::placement::build(&snapshot, &pod, workload.description.as_deref(), (!args.max).then_some(replicas), &seq);
+    let report = explain::placement::build(
+        &snapshot,
+        &pod,
+        workload.description.as_deref(),
+        (!args.max).then_some(replicas),
+        &seq,
+    );
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
-        Output::Table | Output::Wide => print!("{}", explain::placement::render(&report, table_options(global))),
+        Output::Table | Output::Wide => print!(
+            "{}",
+            explain::placement::render(&report, table_options(global))
+        ),
     }
-    Ok(if args.max || report.placed == replicas { EXIT_FITS } else { EXIT_UNSCHEDULABLE })
+    Ok(if args.max || report.placed == replicas {
+        EXIT_FITS
+    } else {
+        EXIT_UNSCHEDULABLE
+    })
 }
 
 /// Every node's pod capacity: no sequence of placements can go beyond it.
 fn max_replicas(snapshot: &Snapshot) -> usize {
-    snapshot.nodes.iter().map(|n| n.allocatable().allowed_pods.max(0) as usize).sum::<usize>() + 1
+    snapshot
+        .nodes
+        .iter()
+        .map(|n| n.allocatable().allowed_pods.max(0) as usize)
+        .sum::<usize>()
+        + 1
 }
 
 pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failure> {
@@ -106,5 +152,7 @@ pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failu
 
 /// The zone label a node carries, for grouping placements.
 pub fn zone_of(snapshot: &Snapshot, node: Str) -> Option<Str> {
-    snapshot.get(node).and_then(|n| n.node.labels.get_str("topology.kubernetes.io/zone"))
+    snapshot
+        .get(node)
+        .and_then(|n| n.node.labels.get_str("topology.kubernetes.io/zone"))
 }

@@ -32,18 +32,30 @@ enum OwnerKind {
     ReplicationController,
 }
 
-fn field<T: serde::de::DeserializeOwned>(display: &str, kind: &str, v: &Value, pointer: &str) -> Result<Option<T>, Failure> {
+fn field<T: serde::de::DeserializeOwned>(
+    display: &str,
+    kind: &str,
+    v: &Value,
+    pointer: &str,
+) -> Result<Option<T>, Failure> {
     match v.pointer(pointer) {
         None | Some(Value::Null) => Ok(None),
-        Some(x) => serde_json::from_value(x.clone())
-            .map(Some)
-            .map_err(|e| Failure::bad_input(anyhow!("{display}: {kind}: {}: {e}", pointer.trim_start_matches('/').replace('/', ".")))),
+        Some(x) => serde_json::from_value(x.clone()).map(Some).map_err(|e| {
+            Failure::bad_input(anyhow!(
+                "{display}: {kind}: {}: {e}",
+                pointer.trim_start_matches('/').replace('/', ".")
+            ))
+        }),
     }
 }
 
 /// Reads a Pod or a workload's pod template.
 pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
-    let kind = value.get("kind").and_then(Value::as_str).unwrap_or("Pod").to_string();
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("Pod")
+        .to_string();
     if kind == "Pod" {
         let pod = crate::source::file::typed(display, "Pod", value).map_err(Failure::bad_input)?;
         return Ok(Workload {
@@ -56,11 +68,21 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
     let meta: ObjectMeta = field(display, &kind, &value, "/metadata")?.unwrap_or_default();
     let name = meta.name.clone().unwrap_or_default();
     let template: k8s::PodTemplateSpec = match kind.as_str() {
-        "Deployment" | "ReplicaSet" | "StatefulSet" | "ReplicationController" | "Job" | "DaemonSet" => {
-            field(display, &kind, &value, "/spec/template")?
-                .ok_or_else(|| Failure::bad_input(anyhow!("{display}: {kind} {name}: spec.template: required field is missing")))?
+        "Deployment"
+        | "ReplicaSet"
+        | "StatefulSet"
+        | "ReplicationController"
+        | "Job"
+        | "DaemonSet" => field(display, &kind, &value, "/spec/template")?.ok_or_else(|| {
+            Failure::bad_input(anyhow!(
+                "{display}: {kind} {name}: spec.template: required field is missing"
+            ))
+        })?,
+        other => {
+            return Err(Failure::bad_input(anyhow!(
+                "{display}: expected a Pod or a workload (Deployment, ReplicaSet, StatefulSet, ReplicationController, Job), found a {other}"
+            )));
         }
-        other => return Err(Failure::bad_input(anyhow!("{display}: expected a Pod or a workload (Deployment, ReplicaSet, StatefulSet, ReplicationController, Job), found a {other}"))),
     };
     if kind == "DaemonSet" {
         return Err(Failure::bad_input(anyhow!(
@@ -71,27 +93,53 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
         "Job" => field(display, &kind, &value, "/spec/parallelism")?,
         _ => field(display, &kind, &value, "/spec/replicas")?,
     };
-    let selector: Option<LabelSelector> = if kind == "ReplicationController" { None } else { field(display, &kind, &value, "/spec/selector")? };
+    let selector: Option<LabelSelector> = if kind == "ReplicationController" {
+        None
+    } else {
+        field(display, &kind, &value, "/spec/selector")?
+    };
     let rc_selector: Option<std::collections::BTreeMap<String, String>> =
-        if kind == "ReplicationController" { field(display, &kind, &value, "/spec/selector")? } else { None };
+        if kind == "ReplicationController" {
+            field(display, &kind, &value, "/spec/selector")?
+        } else {
+            None
+        };
     let mut pod_meta = template.metadata.unwrap_or_default();
     pod_meta.namespace = meta.namespace.clone();
     pod_meta.name = Some(name.clone());
     let mut compiled = match &selector {
-        Some(sel) => Some(Selector::from_label_selector(Some(sel)).map_err(|e| Failure::bad_input(anyhow!("{display}: {kind} {name}: spec.selector: {e}")))?),
+        Some(sel) => Some(Selector::from_label_selector(Some(sel)).map_err(|e| {
+            Failure::bad_input(anyhow!("{display}: {kind} {name}: spec.selector: {e}"))
+        })?),
         None => None,
     };
     let owner = match kind.as_str() {
         "Deployment" => {
-            pod_meta.labels.get_or_insert_with(Default::default).insert(POD_TEMPLATE_HASH.into(), WHATIF_HASH.into());
+            pod_meta
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(POD_TEMPLATE_HASH.into(), WHATIF_HASH.into());
             if let Some(sel) = compiled.as_mut() {
-                sel.add([Requirement::equals(Str::new(POD_TEMPLATE_HASH), Str::new(WHATIF_HASH))]);
+                sel.add([Requirement::equals(
+                    Str::new(POD_TEMPLATE_HASH),
+                    Str::new(WHATIF_HASH),
+                )]);
             }
-            Some((OwnerKind::ReplicaSet, Str::new(format!("{name}-{WHATIF_HASH}")), compiled, None))
+            Some((
+                OwnerKind::ReplicaSet,
+                Str::new(format!("{name}-{WHATIF_HASH}")),
+                compiled,
+                None,
+            ))
         }
         "ReplicaSet" => Some((OwnerKind::ReplicaSet, Str::new(&name), compiled, None)),
         "StatefulSet" => Some((OwnerKind::StatefulSet, Str::new(&name), compiled, None)),
-        "ReplicationController" => Some((OwnerKind::ReplicationController, Str::new(&name), None, rc_selector.as_ref().map(Labels::from_map))),
+        "ReplicationController" => Some((
+            OwnerKind::ReplicationController,
+            Str::new(&name),
+            None,
+            rc_selector.as_ref().map(Labels::from_map),
+        )),
         _ => None,
     };
     if let Some((kind, owner_name, _, _)) = &owner {
@@ -124,18 +172,26 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
 impl Workload {
     /// Registers the pods' controller with the cluster, as the real one would exist by then.
     pub fn register_owner(&self, cluster: &mut Cluster, namespace: Str) {
-        let Some((kind, name, selector, rc_selector)) = &self.owner else { return };
+        let Some((kind, name, selector, rc_selector)) = &self.owner else {
+            return;
+        };
         let w = &mut cluster.workloads;
         let key = (namespace, *name);
         match kind {
             OwnerKind::ReplicaSet => {
-                w.replica_sets.entry(key).or_insert_with(|| selector.clone());
+                w.replica_sets
+                    .entry(key)
+                    .or_insert_with(|| selector.clone());
             }
             OwnerKind::StatefulSet => {
-                w.stateful_sets.entry(key).or_insert_with(|| selector.clone());
+                w.stateful_sets
+                    .entry(key)
+                    .or_insert_with(|| selector.clone());
             }
             OwnerKind::ReplicationController => {
-                w.replication_controllers.entry(key).or_insert_with(|| rc_selector.clone());
+                w.replication_controllers
+                    .entry(key)
+                    .or_insert_with(|| rc_selector.clone());
             }
         }
     }

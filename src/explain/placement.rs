@@ -42,7 +42,13 @@ pub struct PlacementReport {
     pub ties: usize,
 }
 
-pub fn build(snapshot: &Snapshot, template: &Pod, workload: Option<&str>, requested: Option<usize>, seq: &Sequence) -> PlacementReport {
+pub fn build(
+    snapshot: &Snapshot,
+    template: &Pod,
+    workload: Option<&str>,
+    requested: Option<usize>,
+    seq: &Sequence,
+) -> PlacementReport {
     let mut per_node = BTreeMap::new();
     let mut per_zone = BTreeMap::new();
     for p in &seq.placements {
@@ -65,7 +71,11 @@ pub fn build(snapshot: &Snapshot, template: &Pod, workload: Option<&str>, reques
                 pod: p.pod.clone(),
                 node: p.node.to_string(),
                 score: p.score,
-                tied: if p.tied.len() > 1 { p.tied.iter().map(|t| t.to_string()).collect() } else { Vec::new() },
+                tied: if p.tied.len() > 1 {
+                    p.tied.iter().map(|t| t.to_string()).collect()
+                } else {
+                    Vec::new()
+                },
             })
             .collect(),
         per_node,
@@ -78,18 +88,41 @@ pub fn build(snapshot: &Snapshot, template: &Pod, workload: Option<&str>, reques
 pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
     let style = opts.style;
     let mut out = String::new();
-    let what = r.workload.as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
-    let count = r.requested.map_or("as many replicas as fit".to_string(), |n| format!("{n} replica(s)"));
-    let _ = writeln!(out, "{} {count} of {}{what}, priority {}, on {} node(s)", style.bold("Placing"), style.bold(&r.pod), r.priority, r.num_nodes);
+    let what = r
+        .workload
+        .as_deref()
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
+    let count = r
+        .requested
+        .map_or("as many replicas as fit".to_string(), |n| {
+            format!("{n} replica(s)")
+        });
+    let _ = writeln!(
+        out,
+        "{} {count} of {}{what}, priority {}, on {} node(s)",
+        style.bold("Placing"),
+        style.bold(&r.pod),
+        r.priority,
+        r.num_nodes
+    );
     let mut t = Table::new();
-    t.load_style(presets::NOTHING).set_content_arrangement(ContentArrangement::Dynamic).set_width(opts.width);
+    t.load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(opts.width);
     t.set_header(vec!["REPLICA", "NODE", "SCORE", "TIED WITH"]);
     for p in &r.placements {
-        let tied: Vec<&str> = p.tied.iter().map(String::as_str).filter(|t| *t != p.node).collect();
+        let tied: Vec<&str> = p
+            .tied
+            .iter()
+            .map(String::as_str)
+            .filter(|t| *t != p.node)
+            .collect();
         t.add_row(vec![
             Cell::new(&p.pod),
             Cell::new(&p.node),
-            Cell::new(p.score.map_or("-".to_string(), |s| s.to_string())).set_alignment(CellAlignment::Right),
+            Cell::new(p.score.map_or("-".to_string(), |s| s.to_string()))
+                .set_alignment(CellAlignment::Right),
             Cell::new(tied.join(", ")),
         ]);
     }
@@ -100,13 +133,31 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
     let per_node: Vec<String> = r.per_node.iter().map(|(n, c)| format!("{n} {c}")).collect();
     match r.requested {
         Some(n) if r.placed == n => {
-            let _ = writeln!(out, "{} {}/{n}: {}", style.good("Placed"), r.placed, per_node.join(", "));
+            let _ = writeln!(
+                out,
+                "{} {}/{n}: {}",
+                style.good("Placed"),
+                r.placed,
+                per_node.join(", ")
+            );
         }
         Some(n) => {
-            let _ = writeln!(out, "{} {}/{n}: {}", style.bad("Placed only"), r.placed, per_node.join(", "));
+            let _ = writeln!(
+                out,
+                "{} {}/{n}: {}",
+                style.bad("Placed only"),
+                r.placed,
+                per_node.join(", ")
+            );
         }
         None => {
-            let _ = writeln!(out, "{} {} more replica(s) fit: {}", style.good("At most"), r.placed, per_node.join(", "));
+            let _ = writeln!(
+                out,
+                "{} {} more replica(s) fit: {}",
+                style.good("At most"),
+                r.placed,
+                per_node.join(", ")
+            );
         }
     }
     if !r.per_zone.is_empty() {
@@ -114,7 +165,11 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         let _ = writeln!(out, "By zone: {}", zones.join(", "));
     }
     if let Some(msg) = &r.stopped {
-        let _ = writeln!(out, "{} {msg}", style.bad(&format!("Replica {} fits nowhere:", r.placed + 1)));
+        let _ = writeln!(
+            out,
+            "{} {msg}",
+            style.bad(&format!("Replica {} fits nowhere:", r.placed + 1))
+        );
     }
     if r.ties > 0 {
         let _ = writeln!(

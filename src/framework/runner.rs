@@ -319,7 +319,13 @@ impl Framework {
     }
 
     /// `RunFilterPluginsWithNominatedPods`, reporting every failing filter as well.
-    fn filter_node(&self, cx: &Cx, state: &CycleState, node: &NodeInfo, mode: Mode) -> NodeFilterResult {
+    fn filter_node(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        node: &NodeInfo,
+        mode: Mode,
+    ) -> NodeFilterResult {
         let with_nominated = match self.with_nominated_pods(cx, state, node) {
             Ok(w) => w,
             Err(e) => {
@@ -337,7 +343,10 @@ impl Framework {
         // it fails in either, and the real scheduler reports the first pass's failure if any.
         let (first1, all1) = self.run_filters_all(cx, &state1, &node1, mode);
         if mode == Mode::Decide && first1.is_some() {
-            return NodeFilterResult { first: first1, all: all1 };
+            return NodeFilterResult {
+                first: first1,
+                all: all1,
+            };
         }
         let (first2, all2) = self.run_filters_all(cx, state, node, mode);
         let mut all = all1;

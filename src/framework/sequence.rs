@@ -37,7 +37,10 @@ pub fn place(fw: &Framework, snapshot: &mut Snapshot, template: &Pod, limit: usi
         let mut pod = template.clone();
         let name = replica_name(&template.name, i);
         pod.name = Str::new(&name);
-        pod.uid = Str::new(format!("kubectl-sched-whatif/{}/{name}", template.namespace));
+        pod.uid = Str::new(format!(
+            "kubectl-sched-whatif/{}/{name}",
+            template.namespace
+        ));
         let result = fw.decide(snapshot, &pod);
         let Some(&chosen) = result.selected.first() else {
             out.stopped = Some(match result.error {
@@ -46,13 +49,22 @@ pub fn place(fw: &Framework, snapshot: &mut Snapshot, template: &Pod, limit: usi
             });
             break;
         };
-        let score = result.feasible.iter().position(|&f| f == chosen).and_then(|p| result.scores.get(p)).map(|s| s.total);
+        let score = result
+            .feasible
+            .iter()
+            .position(|&f| f == chosen)
+            .and_then(|p| result.scores.get(p))
+            .map(|s| s.total);
         let node = snapshot.nodes[chosen].name();
         out.placements.push(Placement {
             pod: name,
             node,
             score: if result.scoring_skipped { None } else { score },
-            tied: result.selected.iter().map(|&s| snapshot.nodes[s].name()).collect(),
+            tied: result
+                .selected
+                .iter()
+                .map(|&s| snapshot.nodes[s].name())
+                .collect(),
         });
         pod.node_name = Some(node);
         snapshot.assume(Arc::new(pod), node);

@@ -222,6 +222,8 @@ pub struct RequestOptions {
     pub use_status_resources: bool,
     /// Add the default 100m / 200Mi to containers that do not name cpu / memory.
     pub non_missing_defaults: NonMissing,
+    /// Ignore `spec.resources` (pod-level requests).
+    pub skip_pod_level: bool,
 }
 
 /// Which defaults `NonMissingContainerRequests` carries.
@@ -321,7 +323,11 @@ impl PodResources {
             init_max.max(&at_this_point);
         }
         reqs.max(&init_max);
-        if let Some(pod_level) = &self.pod_level_requests {
+        if let Some(pod_level) = self
+            .pod_level_requests
+            .as_ref()
+            .filter(|_| !opts.skip_pod_level)
+        {
             for (name, q) in pod_level.iter() {
                 reqs.set(name, q);
             }
@@ -337,7 +343,7 @@ impl PodResources {
     pub fn calculate(&self) -> (Resource, i64, i64) {
         let base_opts = RequestOptions {
             use_status_resources: true,
-            non_missing_defaults: NonMissing::None,
+            ..RequestOptions::default()
         };
         let requests = self.requests(&base_opts);
         let non_missing = match &self.pod_level_requests {

@@ -14,16 +14,24 @@ pub struct ResourceSpec {
     pub weight: i64,
 }
 
-/// The pod's request for each resource: cpu in millicores, the rest in units. `use_requested`
-/// false adds the 100m / 200Mi defaults to containers that name no cpu / memory.
+/// The pod's request for each resource: cpu in millicores, the rest in units.
+///
+/// Upstream builds NodeResourcesFit's scorer without its feature flags, so Fit scores pods with
+/// the 100m / 200Mi defaults, ignoring pod-level resources and resize status, while
+/// BalancedAllocation reads both: `use_requested` selects which of the two this is.
 pub fn pod_requests(pod: &Pod, resources: &[ResourceSpec], use_requested: bool) -> Vec<i64> {
-    let opts = RequestOptions {
-        use_status_resources: true,
-        non_missing_defaults: if use_requested {
-            NonMissing::None
-        } else {
-            NonMissing::CpuAndMemory
-        },
+    let opts = if use_requested {
+        RequestOptions {
+            use_status_resources: true,
+            non_missing_defaults: NonMissing::None,
+            skip_pod_level: false,
+        }
+    } else {
+        RequestOptions {
+            use_status_resources: false,
+            non_missing_defaults: NonMissing::CpuAndMemory,
+            skip_pod_level: true,
+        }
     };
     let requests = pod.requests_with(&opts);
     resources
