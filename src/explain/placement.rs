@@ -127,7 +127,7 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         ]);
     }
     if !r.placements.is_empty() {
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", t.trim_fmt());
     }
     out.push('\n');
     let per_node: Vec<String> = r.per_node.iter().map(|(n, c)| format!("{n} {c}")).collect();

@@ -149,7 +149,7 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         );
         table.add_row(row);
     }
-    let _ = writeln!(out, "{table}");
+    let _ = writeln!(out, "{}", table.trim_fmt());
     out.push('\n');
     summary(e, style, &mut out);
     out
@@ -274,7 +274,7 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
                 ]);
             }
         }
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", t.trim_fmt());
         if p.potential_nodes.len() > p.sampled_candidates {
             let _ = writeln!(
                 out,

@@ -1,0 +1,463 @@
+//! The binary as a user runs it: golden tables (80 columns, wide, colour on and off), structured
+//! output, exit codes, and the errors bad input must produce.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn demo() -> String {
+    root()
+        .join("fixtures/clusters/demo.yaml")
+        .display()
+        .to_string()
+}
+
+fn pod(name: &str) -> String {
+    root()
+        .join("fixtures/pods")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// `kubectl-sched` with a fixed environment: no colour from the environment, 80 columns.
+fn sched() -> Command {
+    let mut c = Command::cargo_bin("kubectl-sched").unwrap();
+    c.env_remove("NO_COLOR")
+        .env("COLUMNS", "80")
+        .env("TERM", "xterm");
+    c
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = sched().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn table_at_80_columns() {
+    let (code, out, err) = run(&["whatif", "--snapshot", &demo(), "-f", &pod("ssd-only.yaml")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines().all(|l| l.chars().count() <= 80),
+        "a line is wider than 80 columns:\n{out}"
+    );
+    insta::assert_snapshot!("whatif_ssd_only_80", out);
+}
+
+#[test]
+fn wide_table_has_a_column_per_score_plugin() {
+    let out = sched()
+        .env("COLUMNS", "200")
+        .args([
+            "whatif",
+            "--snapshot",
+            &demo(),
+            "-f",
+            &pod("ssd-only.yaml"),
+            "-o",
+            "wide",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    for plugin in [
+        "ImageLocality",
+        "NodeAffinity",
+        "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
+        "TaintToleration",
+    ] {
+        assert!(
+            out.lines().nth(1).unwrap().contains(plugin),
+            "no {plugin} column:\n{out}"
+        );
+    }
+    insta::assert_snapshot!("whatif_ssd_only_wide", out);
+}
+
+#[test]
+fn colours_follow_the_flag_and_no_color() {
+    let (_, coloured, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("checkout-critical.yaml"),
+        "--color",
+        "always",
+    ]);
+    assert!(coloured.contains("\u{1b}["), "--color always must colour");
+    insta::assert_snapshot!("whatif_checkout_colour", coloured);
+    let (_, plain, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("checkout-critical.yaml"),
+        "--color",
+        "never",
+    ]);
+    assert!(!plain.contains('\u{1b}'));
+    let out = sched()
+        .env("NO_COLOR", "1")
+        .args([
+            "whatif",
+            "--snapshot",
+            &demo(),
+            "-f",
+            &pod("checkout-critical.yaml"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8(out.stdout).unwrap().contains('\u{1b}'),
+        "NO_COLOR must turn colours off"
+    );
+}
+
+#[test]
+fn unschedulable_exits_1_with_preemption() {
+    let (code, out, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("checkout-critical.yaml"),
+    ]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("whatif_checkout_preemption", out);
+}
+
+#[test]
+fn preemption_not_allowed_says_why() {
+    let (code, out, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("batch-never.yaml"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("preemption: not eligible due to preemptionPolicy=Never."),
+        "{out}"
+    );
+}
+
+#[test]
+fn gated_pod_is_never_tried() {
+    let (code, out, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("gated.yaml"),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["prefilter"]["plugin"], "SchedulingGates");
+    assert_eq!(v["message"], "");
+}
+
+#[test]
+fn json_schema_fields() {
+    let (code, out, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("gpu-job.yaml"),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for key in [
+        "pod",
+        "priority",
+        "numNodes",
+        "nodes",
+        "feasible",
+        "selected",
+        "message",
+        "preemption",
+        "scoringSkipped",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["selected"], serde_json::json!(["gpu-b1"]));
+    assert_eq!(v["scoringSkipped"], true);
+    let node = &v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "worker-a1")
+        .unwrap();
+    assert_eq!(node["plugin"], "NodeResourcesFit");
+    assert_eq!(node["code"], "UnschedulableAndUnresolvable");
+}
+
+#[test]
+fn yaml_output_parses() {
+    let (code, out, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("web.yaml"),
+        "-o",
+        "yaml",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_saphyr::from_str(&out).unwrap();
+    assert_eq!(v["pod"], "shop/web-extra");
+}
+
+#[test]
+fn explain_a_pending_pod_and_a_bound_one() {
+    let (code, out, _) = run(&[
+        "explain",
+        "--snapshot",
+        &demo(),
+        "-n",
+        "shop",
+        "pod/search-indexer-7c9d5",
+    ]);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("explain_pending", out);
+    let (code, out, _) = run(&[
+        "explain",
+        "--snapshot",
+        &demo(),
+        "batch/report-4hq8z",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["pod"], "batch/report-4hq8z");
+    let (code, _, err) = run(&["explain", "--snapshot", &demo(), "pods/nope"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("pods \"nope\" not found in namespace \"default\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn replicas_are_placed_one_after_another() {
+    let (code, out, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("hostport.yaml"),
+        "--replicas",
+        "3",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 1, "host port 443 is free on two nodes only");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["placed"], 2);
+    assert!(
+        v["stopped"]
+            .as_str()
+            .unwrap()
+            .contains("node(s) didn't have free ports for the requested pod ports")
+    );
+    let nodes: Vec<&str> = v["placements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(nodes.len(), 2);
+    assert_ne!(
+        nodes[0], nodes[1],
+        "the second replica cannot reuse the first one's node"
+    );
+}
+
+#[test]
+fn bad_pod_fields_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\nspec:\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: 2 cores}}\n  tolerations:\n  - {key: k, operator: Exist}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["whatif", "--snapshot", &demo(), "-f", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.yaml"), "{err}");
+    assert!(
+        err.contains("spec.containers[0].resources.requests[cpu]"),
+        "{err}"
+    );
+    assert!(err.contains("spec.tolerations[0].operator"), "{err}");
+}
+
+#[test]
+fn broken_yaml_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("cluster.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: [oops\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&[
+        "whatif",
+        "--snapshot",
+        bad.to_str().unwrap(),
+        "-f",
+        &pod("web.yaml"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cluster.yaml:"), "{err}");
+}
+
+#[test]
+fn objects_missing_fields_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("cluster.json");
+    std::fs::write(&bad, r#"{"kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"spec":{"taints":[{"key":"a","effect":"Sometimes"}]}}]}"#).unwrap();
+    let (code, _, err) = run(&[
+        "whatif",
+        "--snapshot",
+        bad.to_str().unwrap(),
+        "-f",
+        &pod("web.yaml"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("Node n1: spec.taints[0].effect"), "{err}");
+}
+
+#[test]
+fn unknown_kinds_warn_once_per_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = dir.path().join("cluster.yaml");
+    let mut text = std::fs::read_to_string(demo()).unwrap();
+    text.push_str("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b}\n");
+    std::fs::write(&extra, text).unwrap();
+    let (code, _, err) = run(&[
+        "whatif",
+        "--snapshot",
+        extra.to_str().unwrap(),
+        "-f",
+        &pod("web.yaml"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("Deployment").count(), 1, "{err}");
+    assert!(err.contains("skipped 2 Deployment object(s)"), "{err}");
+}
+
+#[test]
+fn snapshots_from_stdin_gzip_and_directories() {
+    let text = std::fs::read(demo()).unwrap();
+    let out = sched()
+        .args([
+            "whatif",
+            "--snapshot",
+            "-",
+            "-f",
+            &pod("web.yaml"),
+            "-o",
+            "json",
+        ])
+        .write_stdin(text.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let from_stdin: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("demo.yaml.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    std::io::Write::write_all(&mut enc, &text).unwrap();
+    enc.finish().unwrap();
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        dir.path().to_str().unwrap(),
+        "-f",
+        &pod("web.yaml"),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let from_dir: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(from_stdin, from_dir);
+}
+
+#[test]
+fn billion_laughs_is_an_error_not_an_oom() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.yaml");
+    let mut text = String::from(
+        "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    let mut prev = 'a';
+    for name in ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'] {
+        text.push_str(&format!("{name}: &{name} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
+        prev = name;
+    }
+    std::fs::write(&bomb, text).unwrap();
+    let (code, _, err) = run(&[
+        "whatif",
+        "--snapshot",
+        bomb.to_str().unwrap(),
+        "-f",
+        &pod("web.yaml"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn plugin_binaries_stand_for_their_subcommand() {
+    let out = Command::cargo_bin("kubectl-sched_whatif")
+        .unwrap()
+        .env("COLUMNS", "80")
+        .args(["--snapshot", &demo(), "-f", &pod("web.yaml"), "-o", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::cargo_bin("kubectl-sched_explain")
+        .unwrap()
+        .args([
+            "--snapshot",
+            &demo(),
+            "shop/search-indexer-7c9d5",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn help_documents_exit_codes() {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Exit codes: 0 the pod fits"), "{out}");
+}
