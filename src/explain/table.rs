@@ -306,7 +306,13 @@ fn plain_reason(e: &Explanation, p: &super::PreemptionExplanation) -> String {
     let mut parts: Vec<String> = unresolvable
         .iter()
         .map(|(plugin, count)| {
-            format!("{count} node(s) fail {plugin}, which evicting pods cannot fix")
+            if plugin == crate::plugins::node_resources_fit::NAME {
+                format!(
+                    "on {count} node(s) the pod requests more than the node's allocatable ({plugin}), which evicting pods cannot fix"
+                )
+            } else {
+                format!("{count} node(s) fail {plugin}, which evicting pods cannot fix")
+            }
         })
         .collect();
     for (node, s) in &p.failures {

@@ -1,7 +1,7 @@
 //! Interned strings: label keys and values, names and namespaces are stored once and compared by
 //! pointer, so selector matching over 150,000 pods is integer work, not string work.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
@@ -11,9 +11,11 @@ use std::sync::{Mutex, OnceLock};
 #[derive(Clone, Copy)]
 pub struct Str(&'static str);
 
-fn table() -> &'static Mutex<HashSet<&'static str>> {
-    static TABLE: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    TABLE.get_or_init(|| Mutex::new(HashSet::with_capacity(1 << 16)))
+/// Label keys and values repeat across thousands of objects; FxHash is several times faster than
+/// SipHash on such short strings, and nothing here is attacker-chosen at a scale that matters.
+fn table() -> &'static Mutex<FxHashSet<&'static str>> {
+    static TABLE: OnceLock<Mutex<FxHashSet<&'static str>>> = OnceLock::new();
+    TABLE.get_or_init(|| Mutex::new(FxHashSet::with_capacity_and_hasher(1 << 16, Default::default())))
 }
 
 impl Str {
