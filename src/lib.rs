@@ -13,6 +13,8 @@ pub mod model;
 pub mod plugins;
 pub mod preemption;
 pub mod source;
+#[cfg(test)]
+pub mod testing;
 
 /// Parsing a large snapshot allocates millions of small objects from several threads; mimalloc
 /// makes that markedly faster than the system allocator.

@@ -108,6 +108,13 @@ pub struct ConvertedPod {
     needs_admission: Option<(Option<Str>, bool)>,
 }
 
+impl ConvertedPod {
+    /// The pod, for callers that set its priority themselves.
+    pub fn into_pod(self) -> Pod {
+        self.pod
+    }
+}
+
 /// API defaulting and parsing of one pod. Pure, so sources can run it in parallel while they read;
 /// Priority admission waits for `ClusterBuilder::finish`, when every PriorityClass is known.
 pub fn convert_pod(mut p: k8s::Pod) -> Result<ConvertedPod, ObjectError> {

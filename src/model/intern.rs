@@ -15,7 +15,12 @@ pub struct Str(&'static str);
 /// SipHash on such short strings, and nothing here is attacker-chosen at a scale that matters.
 fn table() -> &'static Mutex<FxHashSet<&'static str>> {
     static TABLE: OnceLock<Mutex<FxHashSet<&'static str>>> = OnceLock::new();
-    TABLE.get_or_init(|| Mutex::new(FxHashSet::with_capacity_and_hasher(1 << 16, Default::default())))
+    TABLE.get_or_init(|| {
+        Mutex::new(FxHashSet::with_capacity_and_hasher(
+            1 << 16,
+            Default::default(),
+        ))
+    })
 }
 
 impl Str {

@@ -354,3 +354,107 @@ mod tests {
         assert_eq!(args.num_candidates(500), 100);
     }
 }
+
+#[cfg(test)]
+mod scenario_tests {
+    use crate::testing::{cluster, explain, node, pod};
+    use serde_json::json;
+
+    fn pdb(name: &str, app: &str, allowed: i32) -> serde_json::Value {
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "ns"},
+               "spec": {"selector": {"matchLabels": {"app": app}}}, "status": {"disruptionsAllowed": allowed}})
+    }
+
+    #[test]
+    fn prefers_the_node_whose_victims_violate_no_pdb() {
+        let c = cluster(vec![
+            node("a", "2", json!({})),
+            node("b", "2", json!({})),
+            pod("ns/protected", Some("a"), "2", 10, json!({"app": "db"})),
+            pod("ns/free", Some("b"), "2", 10, json!({"app": "batch"})),
+            pdb("db", "db", 0),
+        ]);
+        let e = explain(c, pod("ns/new", None, "1", 100, json!({})));
+        let p = e.preemption.unwrap();
+        assert_eq!(p.nominated_node, "b");
+        assert_eq!(p.victims, ["ns/free"]);
+        let a = p.candidates.iter().find(|c| c.node == "a").unwrap();
+        assert_eq!(a.num_pdb_violations, 1);
+        assert_eq!(a.victims[0].violates, ["ns/db"]);
+    }
+
+    #[test]
+    fn equal_priority_pods_are_never_victims() {
+        let c = cluster(vec![
+            node("a", "1", json!({})),
+            pod("ns/peer", Some("a"), "1", 100, json!({})),
+        ]);
+        let e = explain(c, pod("ns/new", None, "1", 100, json!({})));
+        assert_eq!(
+            e.message,
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        );
+    }
+
+    #[test]
+    fn policy_never_is_not_eligible() {
+        let c = cluster(vec![
+            node("a", "1", json!({})),
+            pod("ns/low", Some("a"), "1", 1, json!({})),
+        ]);
+        let mut p = pod("ns/new", None, "1", 100, json!({}));
+        p["spec"]["preemptionPolicy"] = json!("Never");
+        let e = explain(c, p);
+        assert_eq!(
+            e.preemption.unwrap().not_eligible.as_deref(),
+            Some("not eligible due to preemptionPolicy=Never.")
+        );
+    }
+
+    #[test]
+    fn reprieves_the_most_important_pods_first() {
+        // Evicting either pod frees enough; the higher-priority one is reprieved.
+        let c = cluster(vec![
+            node("a", "3", json!({})),
+            pod("ns/mid", Some("a"), "1", 50, json!({})),
+            pod("ns/low", Some("a"), "1", 5, json!({})),
+            pod("ns/keep", Some("a"), "1", 500, json!({})),
+        ]);
+        let e = explain(c, pod("ns/new", None, "1", 100, json!({})));
+        assert_eq!(e.preemption.unwrap().victims, ["ns/low"]);
+    }
+
+    #[test]
+    fn a_nominated_pod_of_higher_priority_keeps_its_room() {
+        let mut nominated = pod("ns/first", None, "1", 1000, json!({}));
+        nominated["status"]["nominatedNodeName"] = json!("a");
+        let c = cluster(vec![
+            node("a", "2", json!({})),
+            node("b", "1", json!({})),
+            nominated,
+        ]);
+        let e = explain(c, pod("ns/new", None, "2", 100, json!({})));
+        // On a, the nominated pod is assumed running: only 1 cpu is left; b is too small.
+        assert!(e.selected.is_empty());
+        let a = e.nodes.iter().find(|n| n.name == "a").unwrap();
+        assert_eq!(a.reasons, ["Insufficient cpu"]);
+    }
+
+    #[test]
+    fn unresolvable_nodes_are_not_helpful() {
+        let c = cluster(vec![
+            node("a", "1", json!({"zone": "x"})),
+            pod("ns/low", Some("a"), "1", 1, json!({})),
+        ]);
+        let mut p = pod("ns/new", None, "1", 100, json!({}));
+        p["spec"]["nodeSelector"] = json!({"zone": "y"});
+        let e = explain(c, p);
+        assert!(
+            e.message.ends_with(
+                "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+            ),
+            "{}",
+            e.message
+        );
+    }
+}

@@ -41,8 +41,6 @@ pub enum LoadError {
 
 /// Reads a path given to `--snapshot` into a cluster.
 pub fn load(path: &str) -> Result<Cluster, LoadError> {
-    let mut builder = ClusterBuilder::new();
-    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     if path == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -51,16 +49,35 @@ pub fn load(path: &str) -> Result<Cluster, LoadError> {
                 path: "<stdin>".into(),
                 source,
             })?;
-        read_into(&mut builder, &mut skipped, "<stdin>", bytes)?;
-    } else {
-        for file in files_under(Path::new(path))? {
-            let display = file.display().to_string();
-            let bytes = std::fs::read(&file).map_err(|source| LoadError::Io {
-                path: display.clone(),
+        return load_bytes("<stdin>", bytes);
+    }
+    // Read lazily: one file's bytes in memory at a time.
+    let files = files_under(Path::new(path))?.into_iter().map(|file| {
+        let display = file.display().to_string();
+        std::fs::read(&file)
+            .map(|bytes| (display.clone(), bytes))
+            .map_err(|source| LoadError::Io {
+                path: display,
                 source,
-            })?;
-            read_into(&mut builder, &mut skipped, &display, bytes)?;
-        }
+            })
+    });
+    build(path, files)
+}
+
+/// Reads one file's content (`name` labels it in messages) into a cluster.
+pub fn load_bytes(name: &str, bytes: Vec<u8>) -> Result<Cluster, LoadError> {
+    build(name, [Ok((name.to_string(), bytes))])
+}
+
+fn build(
+    path: &str,
+    files: impl IntoIterator<Item = Result<(String, Vec<u8>), LoadError>>,
+) -> Result<Cluster, LoadError> {
+    let mut builder = ClusterBuilder::new();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    for file in files {
+        let (name, bytes) = file?;
+        read_into(&mut builder, &mut skipped, &name, bytes)?;
     }
     for (kind, n) in skipped {
         builder.warn(format!(

@@ -1,0 +1,54 @@
+//! Small builders for unit tests: clusters and pods as JSON, run through the real loader and
+//! pipeline.
+
+use crate::explain::{self, Explanation};
+use crate::framework::profile::default_framework;
+use crate::framework::snapshot::Snapshot;
+use crate::model::cluster::Cluster;
+use crate::model::cluster::convert_pod;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+pub fn node(name: &str, cpu: &str, labels: Value) -> Value {
+    let mut l = json!({"kubernetes.io/hostname": name});
+    if let Value::Object(extra) = labels {
+        for (k, v) in extra {
+            l[k] = v;
+        }
+    }
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": l},
+           "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}}})
+}
+
+/// A running pod `namespace/name` on `node` requesting `cpu`, with priority and labels.
+pub fn pod(key: &str, node: Option<&str>, cpu: &str, priority: i32, labels: Value) -> Value {
+    let (ns, name) = key.split_once('/').expect("namespace/name");
+    let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "uid": key, "labels": labels},
+        "spec": {"priority": priority, "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]},
+        "status": {"phase": if node.is_some() { "Running" } else { "Pending" }}});
+    if let Some(n) = node {
+        p["spec"]["nodeName"] = json!(n);
+        p["status"]["startTime"] = json!("2026-01-01T00:00:00Z");
+    }
+    p
+}
+
+pub fn cluster(items: Vec<Value>) -> Arc<Cluster> {
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+    Arc::new(
+        crate::source::file::load_bytes("test.json", serde_json::to_vec(&list).unwrap())
+            .expect("valid test cluster"),
+    )
+}
+
+/// Schedules `pod` on `cluster` with the default profile and explains the result.
+pub fn explain(cluster: Arc<Cluster>, pod: Value) -> Explanation {
+    let p = convert_pod(serde_json::from_value(pod).unwrap())
+        .unwrap()
+        .into_pod();
+    let snapshot = Snapshot::new(cluster, None);
+    let fw = default_framework();
+    let result = fw.schedule(&snapshot, &p);
+    explain::build(&fw, &snapshot, &p, &result)
+}
