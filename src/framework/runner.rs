@@ -253,21 +253,7 @@ impl Framework {
         pod: &Arc<Pod>,
         node: &NodeInfo,
     ) -> Status {
-        for &i in &self.pre_filter {
-            let pl = self.plugin(i);
-            if state.skips_filter(pl.name()) || !pl.has_pre_filter_extensions() {
-                continue;
-            }
-            let s = pl.add_pod(cx, state, pod, node);
-            if !s.is_success() {
-                return Status::error(format!(
-                    "running AddPod on PreFilter plugin {:?}: {}",
-                    pl.name(),
-                    s.message()
-                ));
-            }
-        }
-        Status::success()
+        self.run_extension(state, "AddPod", |pl, st| pl.add_pod(cx, st, pod, node))
     }
 
     /// `RunPreFilterExtensionRemovePod`.
@@ -278,15 +264,27 @@ impl Framework {
         pod: &Pod,
         node: &NodeInfo,
     ) -> Status {
+        self.run_extension(state, "RemovePod", |pl, st| {
+            pl.remove_pod(cx, st, pod, node)
+        })
+    }
+
+    /// Runs a PreFilterExtensions method on every PreFilter plugin that has them and ran.
+    fn run_extension(
+        &self,
+        state: &mut CycleState,
+        what: &str,
+        mut call: impl FnMut(&dyn Plugin, &mut CycleState) -> Status,
+    ) -> Status {
         for &i in &self.pre_filter {
             let pl = self.plugin(i);
             if state.skips_filter(pl.name()) || !pl.has_pre_filter_extensions() {
                 continue;
             }
-            let s = pl.remove_pod(cx, state, pod, node);
+            let s = call(pl, state);
             if !s.is_success() {
                 return Status::error(format!(
-                    "running RemovePod on PreFilter plugin {:?}: {}",
+                    "running {what} on PreFilter plugin {:?}: {}",
                     pl.name(),
                     s.message()
                 ));

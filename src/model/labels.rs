@@ -72,6 +72,26 @@ pub enum Operator {
 }
 
 impl Operator {
+    /// The operators of a label selector's `matchExpressions`.
+    pub fn from_label_selector(op: &str) -> Option<Operator> {
+        match op {
+            "In" => Some(Operator::In),
+            "NotIn" => Some(Operator::NotIn),
+            "Exists" => Some(Operator::Exists),
+            "DoesNotExist" => Some(Operator::DoesNotExist),
+            _ => None,
+        }
+    }
+
+    /// The operators of a node selector requirement: the label selector's, plus Gt and Lt.
+    pub fn from_node_selector(op: &str) -> Option<Operator> {
+        match op {
+            "Gt" => Some(Operator::Gt),
+            "Lt" => Some(Operator::Lt),
+            other => Operator::from_label_selector(other),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Operator::In => "In",
@@ -213,14 +233,9 @@ impl Selector {
         }
         if let Some(exprs) = &sel.match_expressions {
             for e in exprs {
-                let op = match e.operator.as_str() {
-                    "In" => Operator::In,
-                    "NotIn" => Operator::NotIn,
-                    "Exists" => Operator::Exists,
-                    "DoesNotExist" => Operator::DoesNotExist,
-                    other => {
-                        return Err(format!("{other:?} is not a valid label selector operator"));
-                    }
+                let Some(op) = Operator::from_label_selector(&e.operator) else {
+                    let other = &e.operator;
+                    return Err(format!("{other:?} is not a valid label selector operator"));
                 };
                 reqs.push(Requirement::new(
                     &e.key,

@@ -49,19 +49,12 @@ impl NodeSelectorTerm {
         if let Some(exprs) = t.match_expressions.as_ref().filter(|e| !e.is_empty()) {
             let mut reqs = Vec::new();
             for (i, e) in exprs.iter().enumerate() {
-                let op = match e.operator.as_str() {
-                    "In" => Operator::In,
-                    "NotIn" => Operator::NotIn,
-                    "Exists" => Operator::Exists,
-                    "DoesNotExist" => Operator::DoesNotExist,
-                    "Gt" => Operator::Gt,
-                    "Lt" => Operator::Lt,
-                    other => {
-                        errors.push(format!(
+                let Some(op) = Operator::from_node_selector(&e.operator) else {
+                    let other = &e.operator;
+                    errors.push(format!(
                             "matchExpressions[{i}].operator: Unsupported value: {other:?}: supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\""
                         ));
-                        continue;
-                    }
+                    continue;
                 };
                 match Requirement::new(&e.key, op, e.values.as_deref().unwrap_or(&[])) {
                     Ok(r) => reqs.push(r),

@@ -159,20 +159,13 @@ fn node_selector_requirements(
             }
             continue;
         }
-        let op = match r.operator.as_str() {
-            "In" => Operator::In,
-            "NotIn" => Operator::NotIn,
-            "Exists" => Operator::Exists,
-            "DoesNotExist" => Operator::DoesNotExist,
-            "Gt" => Operator::Gt,
-            "Lt" => Operator::Lt,
-            other => {
-                errs.push(
-                    &format!("{f}.operator"),
-                    format!("Invalid value: {other:?}: not a valid selector operator"),
-                );
-                continue;
-            }
+        let Some(op) = Operator::from_node_selector(&r.operator) else {
+            let other = &r.operator;
+            errs.push(
+                &format!("{f}.operator"),
+                format!("Invalid value: {other:?}: not a valid selector operator"),
+            );
+            continue;
         };
         if let Err(e) = Requirement::new(&r.key, op, values) {
             errs.push(&f, e);
@@ -208,18 +201,13 @@ fn label_selector(
     }
     for (i, e) in s.match_expressions.iter().flatten().enumerate() {
         let f = format!("{field}.matchExpressions[{i}]");
-        let op = match e.operator.as_str() {
-            "In" => Operator::In,
-            "NotIn" => Operator::NotIn,
-            "Exists" => Operator::Exists,
-            "DoesNotExist" => Operator::DoesNotExist,
-            other => {
-                errs.push(
-                    &format!("{f}.operator"),
-                    format!("Invalid value: {other:?}: not a valid selector operator"),
-                );
-                continue;
-            }
+        let Some(op) = Operator::from_label_selector(&e.operator) else {
+            let other = &e.operator;
+            errs.push(
+                &format!("{f}.operator"),
+                format!("Invalid value: {other:?}: not a valid selector operator"),
+            );
+            continue;
         };
         if let Err(err) = Requirement::new(&e.key, op, e.values.as_deref().unwrap_or(&[])) {
             errs.push(&f, err);

@@ -42,14 +42,7 @@ pub enum LoadError {
 /// Reads a path given to `--snapshot` into a cluster.
 pub fn load(path: &str) -> Result<Cluster, LoadError> {
     if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|source| LoadError::Io {
-                path: "<stdin>".into(),
-                source,
-            })?;
-        return load_bytes("<stdin>", bytes);
+        return load_bytes("<stdin>", read_stdin()?);
     }
     // Read lazily: one file's bytes in memory at a time.
     let files = files_under(Path::new(path))?.into_iter().map(|file| {
@@ -62,6 +55,17 @@ pub fn load(path: &str) -> Result<Cluster, LoadError> {
             })
     });
     build(path, files)
+}
+
+fn read_stdin() -> Result<Vec<u8>, LoadError> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|source| LoadError::Io {
+            path: "<stdin>".into(),
+            source,
+        })?;
+    Ok(bytes)
 }
 
 /// Reads one file's content (`name` labels it in messages) into a cluster.
@@ -439,14 +443,7 @@ fn type_name(v: &Value) -> &'static str {
 /// Reads the one object of a `-f` file (a Pod), from a path or `-` for stdin.
 pub fn load_single(path: &str) -> Result<(String, Value), LoadError> {
     let (display, bytes) = if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|source| LoadError::Io {
-                path: "<stdin>".into(),
-                source,
-            })?;
-        ("<stdin>".to_string(), bytes)
+        ("<stdin>".to_string(), read_stdin()?)
     } else {
         let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
             path: path.to_string(),
