@@ -79,6 +79,7 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
         node_resources_balanced_allocation::NAME => Arc::new(node_resources_balanced_allocation::BalancedAllocation {
             args: args.balanced_allocation.clone(),
         }),
+        pod_topology_spread::NAME => Arc::new(pod_topology_spread::PodTopologySpread::new(&args.pod_topology_spread)),
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,
