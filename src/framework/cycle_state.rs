@@ -4,7 +4,7 @@
 
 use crate::plugins::{
     node_affinity, node_ports, node_resources_balanced_allocation, node_resources_fit,
-    taint_toleration,
+    pod_topology_spread, taint_toleration,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -21,6 +21,8 @@ pub struct CycleState {
     pub node_resources_fit_score: Option<node_resources_fit::PreScoreState>,
     pub balanced_allocation: Option<node_resources_balanced_allocation::PreScoreState>,
     pub taint_toleration_score: Option<taint_toleration::PreScoreState>,
+    pub pod_topology_spread: Option<pod_topology_spread::PreFilterState>,
+    pub pod_topology_spread_score: Option<pod_topology_spread::PreScoreState>,
     /// DynamicResources ran its PreFilter (its PostFilter reads this).
     pub dynamic_resources_prefiltered: bool,
 }

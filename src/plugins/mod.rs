@@ -81,6 +81,9 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
                 args: args.balanced_allocation.clone(),
             })
         }
+        pod_topology_spread::NAME => Arc::new(pod_topology_spread::PodTopologySpread::new(
+            &args.pod_topology_spread,
+        )),
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,
