@@ -141,4 +141,32 @@ pub trait Plugin: Send + Sync {
     fn describe_binding(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Vec<String> {
         Vec::new()
     }
+
+    // What a replica sequence may reuse from one replica to the next. These are this tool's own
+    // (upstream re-runs everything for every pod); each says when reuse gives exactly the result
+    // a fresh cycle would, and the safe default is "never".
+
+    /// Filter's verdict on a node depends only on the pod and that node's `NodeInfo`, not on
+    /// other nodes or on cycle state that AddPod changes: it only changes where a pod was placed.
+    fn filter_is_node_local(&self) -> bool {
+        false
+    }
+
+    /// Score's raw score for a node depends only on the pod, that node and PreScore state that
+    /// `pre_score_add_pod` keeps current.
+    fn score_is_node_local(&self) -> bool {
+        false
+    }
+
+    /// After an identical pod was placed on `node`, updates this plugin's PreScore state (and
+    /// Skip decision) for the next one. Returns false when PreScore must run again.
+    fn pre_score_add_pod(
+        &self,
+        _cx: &Cx,
+        _state: &mut CycleState,
+        _placed: &Pod,
+        _node: &NodeInfo,
+    ) -> bool {
+        false
+    }
 }

@@ -7,6 +7,8 @@ use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, PostFilterOutcome, PreFilterNodes};
 use crate::framework::runner::{Framework, NodeToStatus};
 use crate::framework::status::Status;
+use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
 
 pub const NAME: &str = "DynamicResources";
 /// What `cycleState.Read` returns when PreFilter never wrote the plugin's state.
@@ -61,5 +63,20 @@ impl Plugin for DynamicResources {
             status,
             preemption: None,
         }
+    }
+
+    /// Skipped for pods without resource claims, the only ones modelled.
+    fn filter_is_node_local(&self) -> bool {
+        true
+    }
+
+    fn pre_score_add_pod(
+        &self,
+        _cx: &Cx,
+        _state: &mut CycleState,
+        _placed: &Pod,
+        _node: &NodeInfo,
+    ) -> bool {
+        true
     }
 }

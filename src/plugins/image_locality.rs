@@ -38,6 +38,10 @@ impl Plugin for ImageLocality {
             .sum();
         Ok(calculate_priority(sum, cx.pod.num_containers))
     }
+
+    fn score_is_node_local(&self) -> bool {
+        true
+    }
 }
 
 fn calculate_priority(sum: i64, num_containers: usize) -> i64 {

@@ -9,6 +9,7 @@ use crate::framework::status::Status;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::node_selector::{NodeSelector, PreferredSchedulingTerms};
+use crate::model::pod::Pod;
 use std::collections::BTreeSet;
 
 pub const NAME: &str = "NodeAffinity";
@@ -130,6 +131,25 @@ impl Plugin for NodeAffinity {
     fn normalize_score(&self, _cx: &Cx, _state: &CycleState, scores: &mut [i64]) -> Status {
         default_normalize_score(scores, false);
         Status::success()
+    }
+
+    fn filter_is_node_local(&self) -> bool {
+        true
+    }
+
+    fn score_is_node_local(&self) -> bool {
+        true
+    }
+
+    /// PreScore state comes from the pod alone.
+    fn pre_score_add_pod(
+        &self,
+        _cx: &Cx,
+        _state: &mut CycleState,
+        _placed: &Pod,
+        _node: &NodeInfo,
+    ) -> bool {
+        true
     }
 }
 

@@ -25,4 +25,8 @@ impl Plugin for NodeName {
             _ => Status::success(),
         }
     }
+
+    fn filter_is_node_local(&self) -> bool {
+        true
+    }
 }

@@ -45,4 +45,8 @@ impl Plugin for NodePorts {
             Status::success()
         }
     }
+
+    fn filter_is_node_local(&self) -> bool {
+        true
+    }
 }

@@ -7,6 +7,7 @@ use crate::framework::plugin::{Cx, Plugin, Points};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
 
 pub const NAME: &str = "NodeResourcesBalancedAllocation";
 
@@ -90,6 +91,21 @@ impl Plugin for BalancedAllocation {
             true,
             balanced_score,
         ))
+    }
+
+    fn score_is_node_local(&self) -> bool {
+        true
+    }
+
+    /// PreScore state comes from the pod alone.
+    fn pre_score_add_pod(
+        &self,
+        _cx: &Cx,
+        _state: &mut CycleState,
+        _placed: &Pod,
+        _node: &NodeInfo,
+    ) -> bool {
+        true
     }
 }
 

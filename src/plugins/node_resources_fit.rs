@@ -9,6 +9,7 @@ use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::{Code, Status};
 use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
 use crate::model::resource::{self, RequestOptions, Resource};
 
 pub const NAME: &str = "NodeResourcesFit";
@@ -270,5 +271,24 @@ impl Plugin for NodeResourcesFit {
             false,
             |r, a| self.scorer(r, a),
         ))
+    }
+
+    fn filter_is_node_local(&self) -> bool {
+        true
+    }
+
+    fn score_is_node_local(&self) -> bool {
+        true
+    }
+
+    /// PreScore state comes from the pod alone.
+    fn pre_score_add_pod(
+        &self,
+        _cx: &Cx,
+        _state: &mut CycleState,
+        _placed: &Pod,
+        _node: &NodeInfo,
+    ) -> bool {
+        true
     }
 }

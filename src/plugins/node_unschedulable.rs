@@ -37,4 +37,8 @@ impl Plugin for NodeUnschedulable {
             Status::unresolvable(ERR_REASON_UNSCHEDULABLE)
         }
     }
+
+    fn filter_is_node_local(&self) -> bool {
+        true
+    }
 }

@@ -1370,8 +1370,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/fixtures/conformance/config-pts-default-constraints"
         );
-        let dump = crate::source::file::load(&format!("{dir}/cluster.yaml")).unwrap();
-        let cluster = Arc::new(Cluster::from_dump(dump).unwrap());
+        let cluster = Arc::new(crate::source::file::load(&format!("{dir}/cluster.yaml")).unwrap());
         let (path, value) = crate::source::file::load_single(&format!("{dir}/pod.yaml")).unwrap();
         let mut pod: k8s::Pod = crate::source::file::typed(&path, "Pod", value).unwrap();
         crate::model::defaults::pod(&mut pod, "default");

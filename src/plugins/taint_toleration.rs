@@ -6,6 +6,7 @@ use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
 use crate::model::taints::{Effect, Toleration, first_untolerated_do_not_schedule, tolerated};
 
 pub const NAME: &str = "TaintToleration";
@@ -69,5 +70,24 @@ impl Plugin for TaintToleration {
     fn normalize_score(&self, _cx: &Cx, _state: &CycleState, scores: &mut [i64]) -> Status {
         default_normalize_score(scores, true);
         Status::success()
+    }
+
+    fn filter_is_node_local(&self) -> bool {
+        true
+    }
+
+    fn score_is_node_local(&self) -> bool {
+        true
+    }
+
+    /// PreScore state comes from the pod alone.
+    fn pre_score_add_pod(
+        &self,
+        _cx: &Cx,
+        _state: &mut CycleState,
+        _placed: &Pod,
+        _node: &NodeInfo,
+    ) -> bool {
+        true
     }
 }
