@@ -102,6 +102,18 @@ fn time_explain(snapshot: &Snapshot, p: &Pod, runs: usize) -> Duration {
     median(times)
 }
 
+/// Replicas placed per second, `count` of them one after another.
+fn placement_rate(cluster: &Arc<Cluster>, p: &Pod, count: usize) -> (f64, usize) {
+    let fw = default_framework();
+    let mut snapshot = Snapshot::new(cluster.clone(), None);
+    let t = Instant::now();
+    let seq = kubectl_sched::framework::sequence::place(&fw, &mut snapshot, p, count);
+    (
+        seq.placements.len() as f64 / t.elapsed().as_secs_f64(),
+        seq.placements.len(),
+    )
+}
+
 fn main() {
     let nodes: Vec<usize> = arg("--nodes")
         .unwrap_or_else(|| "500,1000,2000,5000".into())
@@ -111,9 +123,18 @@ fn main() {
     let ppn: usize = arg("--pods-per-node").map_or(30, |s| s.parse().unwrap());
     let runs: usize = arg("--runs").map_or(5, |s| s.parse().unwrap());
     let yaml = flag("--yaml");
+    let replicas: usize = arg("--replicas").map_or(1000, |s| s.parse().unwrap());
     println!(
-        "{:>6} {:>8} {:>10} {:>10} {:>12} {:>12} {:>9}",
-        "nodes", "pods", "load", "plain", "spread+anti", "per pod", "peak RSS"
+        "{:>6} {:>8} {:>10} {:>10} {:>12} {:>14} {:>15} {:>15} {:>9}",
+        "nodes",
+        "pods",
+        "load",
+        "plain",
+        "spread+anti",
+        "per node+pod",
+        "plain repl/s",
+        "spread repl/s",
+        "peak RSS"
     );
     for &n in &nodes {
         let path = cluster_file(n, ppn, yaml);
@@ -132,12 +153,17 @@ fn main() {
         let snapshot = Snapshot::new(cluster, None);
         let plain = time_explain(&snapshot, &pod(PLAIN), runs);
         let spread = time_explain(&snapshot, &pod(SPREAD), runs);
+        let cluster = snapshot.cluster.clone();
+        let (plain_rate, _) = placement_rate(&cluster, &pod(PLAIN), replicas);
+        let (spread_rate, placed) = placement_rate(&cluster, &pod(SPREAD), replicas);
         println!(
-            "{n:>6} {pods:>8} {:>8.0}ms {:>8.2}ms {:>10.2}ms {:>10.1}ns {:>7.0}MB",
+            "{n:>6} {pods:>8} {:>8.0}ms {:>8.2}ms {:>10.2}ms {:>12.1}ns {:>15.0} {:>9.0} ({placed:>4}) {:>7.0}MB",
             median(load_times).as_secs_f64() * 1e3,
             plain.as_secs_f64() * 1e3,
             spread.as_secs_f64() * 1e3,
             spread.as_secs_f64() * 1e9 / (n + pods) as f64,
+            plain_rate,
+            spread_rate,
             peak_rss_mb()
         );
     }

@@ -120,8 +120,8 @@ struct Incremental<'a> {
 /// What is kept per node between replicas.
 #[derive(Clone, Default)]
 struct NodeCache {
-    /// Verdicts of node-local filters, by filter position (None: passes).
-    filters: Vec<Option<Status>>,
+    /// Some node-local filter rejects the node.
+    local_fail: bool,
     /// Raw scores of node-local score plugins, by score position, once computed.
     scores: Vec<Option<i64>>,
 }
@@ -147,32 +147,29 @@ impl<'a> Incremental<'a> {
         self.fw.plugin(self.fw.filter[k])
     }
 
-    fn local_filters(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<Option<Status>> {
-        (0..self.fw.filter.len())
-            .map(|k| {
-                let pl = self.filter_plugin(k);
-                if !self.local_filter[k] || state.skips_filter(pl.name()) {
-                    return None;
-                }
-                let s = pl.filter(cx, state, node);
-                (!s.is_success()).then_some(s)
-            })
-            .collect()
-    }
-
-    /// The first failing filter on a node, as `RunFilterPlugins` finds it.
-    fn fails(&self, cx: &Cx, state: &CycleState, node: &NodeInfo, cache: &NodeCache) -> bool {
+    /// Whether a node-local filter that ran rejects the node.
+    fn local_fail(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> bool {
         (0..self.fw.filter.len()).any(|k| {
             let pl = self.filter_plugin(k);
-            if state.skips_filter(pl.name()) {
-                return false;
-            }
-            if self.local_filter[k] {
-                cache.filters[k].is_some()
-            } else {
-                !pl.filter(cx, state, node).is_success()
-            }
+            self.local_filter[k]
+                && !state.skips_filter(pl.name())
+                && !pl.filter(cx, state, node).is_success()
         })
+    }
+
+    /// Whether a node fails some filter: its cached node-local verdicts, then the other filters.
+    fn fails(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        node: &NodeInfo,
+        cache: &NodeCache,
+        global: &[usize],
+    ) -> bool {
+        cache.local_fail
+            || global
+                .iter()
+                .any(|&k| !self.filter_plugin(k).filter(cx, state, node).is_success())
     }
 
     fn place(&self, snapshot: &mut Snapshot, template: &Pod, limit: usize) -> Sequence {
@@ -213,23 +210,34 @@ impl<'a> Incremental<'a> {
                 v
             }
         };
-        let mut cache: Vec<NodeCache> = {
+        // Indexed by node; nodes PreFilter left out are never consulted.
+        let mut cache: Vec<NodeCache> = vec![NodeCache::default(); snapshot.num_nodes()];
+        {
             let cx = Cx {
                 pod: &pod,
                 snapshot,
             };
             let build = |&i: &usize| NodeCache {
-                filters: self.local_filters(&cx, &state, &snapshot.nodes[i]),
+                local_fail: self.local_fail(&cx, &state, &snapshot.nodes[i]),
                 scores: vec![None; fw.score.len()],
             };
-            if fw.parallel {
+            let built: Vec<NodeCache> = if fw.parallel {
                 candidates.par_iter().map(build).collect()
             } else {
                 candidates.iter().map(build).collect()
+            };
+            for (&i, c) in candidates.iter().zip(built) {
+                cache[i] = c;
             }
-        };
+        }
+        // With only node-local filters active, checking a node is a few cached reads: cheaper
+        // serially than handing out to threads.
+        let global: Vec<usize> = (0..fw.filter.len())
+            .filter(|&k| !self.local_filter[k] && !state.skips_filter(self.filter_plugin(k).name()))
+            .collect();
         // Per PreScore plugin: is its state (and Skip decision) current?
         let mut pre_score_current = vec![false; fw.pre_score.len()];
+        let mut feasible: Vec<usize> = Vec::with_capacity(candidates.len());
         for i in 1..=limit {
             if i > 1 {
                 pod = replica(template, i);
@@ -238,18 +246,14 @@ impl<'a> Incremental<'a> {
                 pod: &pod,
                 snapshot,
             };
-            let check = |(c, &n): (&NodeCache, &usize)| {
-                (!self.fails(&cx, &state, &snapshot.nodes[n], c)).then_some(n)
-            };
-            let feasible: Vec<usize> = if fw.parallel && candidates.len() > 64 {
-                cache
-                    .par_iter()
-                    .zip(&candidates)
-                    .filter_map(check)
-                    .collect()
+            let passes =
+                |&n: &usize| !self.fails(&cx, &state, &snapshot.nodes[n], &cache[n], &global);
+            feasible.clear();
+            if fw.parallel && !global.is_empty() && candidates.len() > 64 {
+                feasible.par_extend(candidates.par_iter().copied().filter(passes));
             } else {
-                cache.iter().zip(&candidates).filter_map(check).collect()
-            };
+                feasible.extend(candidates.iter().copied().filter(passes));
+            }
             if feasible.is_empty() {
                 out.stopped = Some(stopped_message(fw, snapshot, &pod));
                 break;
@@ -260,7 +264,6 @@ impl<'a> Incremental<'a> {
                 match self.score(
                     &cx,
                     &mut state,
-                    &candidates,
                     &mut cache,
                     &feasible,
                     &mut pre_score_current,
@@ -298,12 +301,10 @@ impl<'a> Incremental<'a> {
                 pre_score_current[k] = pre_score_current[k]
                     && fw.plugin(p).pre_score_add_pod(&cx, &mut state, &placed, ni);
             }
-            if let Ok(pos) = candidates.binary_search(&chosen) {
-                cache[pos] = NodeCache {
-                    filters: self.local_filters(&cx, &state, ni),
-                    scores: vec![None; fw.score.len()],
-                };
-            }
+            cache[chosen] = NodeCache {
+                local_fail: self.local_fail(&cx, &state, ni),
+                scores: vec![None; fw.score.len()],
+            };
         }
         out
     }
@@ -314,31 +315,32 @@ impl<'a> Incremental<'a> {
         &self,
         cx: &Cx,
         state: &mut CycleState,
-        candidates: &[usize],
         cache: &mut [NodeCache],
         feasible: &[usize],
         pre_score_current: &mut [bool],
     ) -> Result<(usize, Option<i64>, Vec<Str>), Status> {
         let fw = self.fw;
         let snapshot = cx.snapshot;
-        let infos: Vec<&NodeInfo> = feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
-        for (k, &p) in fw.pre_score.iter().enumerate() {
-            if pre_score_current[k] {
-                continue;
+        if pre_score_current.iter().any(|c| !c) {
+            let infos: Vec<&NodeInfo> = feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
+            for (k, &p) in fw.pre_score.iter().enumerate() {
+                if pre_score_current[k] {
+                    continue;
+                }
+                let pl = fw.plugin(p);
+                state.skip_score.retain(|&n| n != pl.name());
+                let s = pl.pre_score(cx, state, &infos);
+                if s.is_skip() {
+                    state.skip_score.push(pl.name());
+                } else if !s.is_success() {
+                    return Err(Status::error(format!(
+                        "running PreScore plugin {:?}: {}",
+                        pl.name(),
+                        s.message()
+                    )));
+                }
+                pre_score_current[k] = true;
             }
-            let pl = fw.plugin(p);
-            state.skip_score.retain(|&n| n != pl.name());
-            let s = pl.pre_score(cx, state, &infos);
-            if s.is_skip() {
-                state.skip_score.push(pl.name());
-            } else if !s.is_success() {
-                return Err(Status::error(format!(
-                    "running PreScore plugin {:?}: {}",
-                    pl.name(),
-                    s.message()
-                )));
-            }
-            pre_score_current[k] = true;
         }
         let state = &*state;
         let mut totals = vec![0i64; feasible.len()];
@@ -347,13 +349,7 @@ impl<'a> Incremental<'a> {
             if state.skips_score(pl.name()) {
                 continue;
             }
-            let raw_one = |&n: &usize| -> Result<i64, Status> {
-                if self.local_score[k]
-                    && let Ok(pos) = candidates.binary_search(&n)
-                    && let Some(v) = cache[pos].scores[k]
-                {
-                    return Ok(v);
-                }
+            let compute = |&n: &usize| {
                 pl.score(cx, state, &snapshot.nodes[n]).map_err(|e| {
                     Status::error(format!(
                         "plugin {:?} failed with: {}",
@@ -362,18 +358,26 @@ impl<'a> Incremental<'a> {
                     ))
                 })
             };
-            let mut raw: Vec<i64> = if fw.parallel && feasible.len() > 64 {
-                feasible.par_iter().map(raw_one).collect::<Result<_, _>>()?
-            } else {
-                feasible.iter().map(raw_one).collect::<Result<_, _>>()?
-            };
-            if self.local_score[k] {
-                for (&n, &v) in feasible.iter().zip(&raw) {
-                    if let Ok(pos) = candidates.binary_search(&n) {
-                        cache[pos].scores[k] = Some(v);
-                    }
+            let mut raw: Vec<i64> = if self.local_score[k] {
+                // Cached for every node but those placed on since; those are few.
+                let mut raw = Vec::with_capacity(feasible.len());
+                for &n in feasible {
+                    let v = match cache[n].scores[k] {
+                        Some(v) => v,
+                        None => {
+                            let v = compute(&n)?;
+                            cache[n].scores[k] = Some(v);
+                            v
+                        }
+                    };
+                    raw.push(v);
                 }
-            }
+                raw
+            } else if fw.parallel && feasible.len() > 64 {
+                feasible.par_iter().map(compute).collect::<Result<_, _>>()?
+            } else {
+                feasible.iter().map(compute).collect::<Result<_, _>>()?
+            };
             if pl.has_score_extensions() {
                 let s = pl.normalize_score(cx, state, &mut raw);
                 if !s.is_success() {
