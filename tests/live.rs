@@ -378,6 +378,32 @@ fn a_slow_read_draws_nothing_on_a_stderr_that_is_not_a_terminal() {
     server.assert_only_gets();
 }
 
+/// On a terminal, a read that takes more than a moment counts objects per kind on stderr, then
+/// erases its line. `script` (util-linux) provides the terminal.
+#[cfg(unix)]
+#[test]
+fn a_slow_read_counts_objects_on_a_terminal() {
+    let (server, ws, kc) = setup();
+    server.fault(Fault::delay("pods", Duration::from_millis(1500)));
+    let bin = support::binary("kubectl-sched");
+    let command = format!("{} explain small -o json", bin.display());
+    let out = ws
+        .command("script", Some(&kc))
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script(1) from util-linux runs the tool on a terminal");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = "\r\x1b[2Kreading the cluster: 3 nodes, 0 pods, ";
+    assert!(text.contains(line), "no progress line in {text:?}");
+    assert!(
+        text.contains("kinds done)\r\x1b[2K"),
+        "the line is erased: {text:?}"
+    );
+    assert!(text.contains("\"pod\": \"team-a/small\""), "{text:?}");
+    server.assert_only_gets();
+}
+
 #[test]
 fn unreachable_servers_and_tls_problems_are_explained() {
     let ws = Workspace::new();

@@ -148,10 +148,15 @@ impl Workspace {
         p
     }
 
-    /// A command for `bin` with a clean environment: KUBECONFIG as given (or unset), HOME here,
+    /// A command for `bin` (one of the tool's binaries, or any program) with a clean environment: KUBECONFIG as given (or unset), HOME here,
     /// no proxies, no colours.
     pub fn command(&self, bin: &str, kubeconfig: Option<&Path>) -> std::process::Command {
-        let mut cmd = std::process::Command::new(binary(bin));
+        let program = if bin.starts_with("kubectl-sched") {
+            binary(bin)
+        } else {
+            PathBuf::from(bin)
+        };
+        let mut cmd = std::process::Command::new(program);
         for var in [
             "KUBECONFIG",
             "HTTPS_PROXY",
