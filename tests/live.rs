@@ -1045,9 +1045,11 @@ fn the_fake_server_watches() {
         .unwrap();
     runtime.block_on(async {
         let kubeconfig = kube::config::Kubeconfig::read_from(&kc).unwrap();
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await
             .unwrap();
+        // The fake server is on loopback: never through a proxy from the environment.
+        config.proxy_url = None;
         let client = kube::Client::try_from(config).unwrap();
         let leases: Api<Lease> = Api::namespaced(client, "kube-system");
 

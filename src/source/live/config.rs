@@ -59,8 +59,6 @@ pub struct Target {
     /// The kubeconfig user (or the service account in-cluster), for messages.
     pub user: Option<String>,
     pub namespace: String,
-    /// Whether `-n` chose the namespace (kubectl then refuses objects from another one).
-    pub namespace_explicit: bool,
     pub request_timeout: Option<Duration>,
     pub consistent_read: bool,
 }
@@ -207,7 +205,6 @@ pub async fn resolve(opts: &ConnectOptions, env: &Env) -> Result<Target, LiveErr
         config,
         context,
         user,
-        namespace_explicit: explicit_ns.is_some(),
         namespace: explicit_ns.clone().unwrap_or(namespace),
         request_timeout: opts.request_timeout,
         consistent_read: opts.consistent_read,
@@ -407,7 +404,6 @@ mod tests {
         let t = block(resolve(&ConnectOptions::default(), &env)).unwrap();
         assert_eq!(t.context.as_deref(), Some("a"));
         assert_eq!(t.namespace, "team-a");
-        assert!(!t.namespace_explicit);
         assert_eq!(t.server(), "https://a.example:6443");
 
         let opts = ConnectOptions {
@@ -429,7 +425,6 @@ mod tests {
         let t = block(resolve(&opts, &env)).unwrap();
         assert_eq!(t.server(), "https://a.example:6443");
         assert_eq!(t.namespace, "x");
-        assert!(t.namespace_explicit);
     }
 
     #[test]
