@@ -3,6 +3,7 @@
 
 mod explain;
 mod output;
+mod snapshot;
 mod whatif;
 mod workload;
 
@@ -20,6 +21,8 @@ pub const EXIT_CLUSTER: i32 = 3;
 pub struct Failure {
     pub code: i32,
     pub error: anyhow::Error,
+    /// What `-v` adds below the one-sentence message.
+    pub detail: Option<String>,
 }
 
 impl Failure {
@@ -27,6 +30,7 @@ impl Failure {
         Failure {
             code: EXIT_BAD_INPUT,
             error: error.into(),
+            detail: None,
         }
     }
 
@@ -34,6 +38,16 @@ impl Failure {
         Failure {
             code: EXIT_CLUSTER,
             error: error.into(),
+            detail: None,
+        }
+    }
+
+    /// A live read that failed: its sentence, with the underlying errors kept for `-v`.
+    pub fn live(e: crate::source::live::LiveError) -> Failure {
+        Failure {
+            code: EXIT_CLUSTER,
+            error: anyhow::anyhow!(e.message),
+            detail: e.detail,
         }
     }
 }
@@ -69,6 +83,9 @@ pub fn main(plugin: Option<&str>) -> i32 {
         Err(f) => {
             if verbose > 0 {
                 eprintln!("error: {:?}", f.error);
+                if let Some(detail) = &f.detail {
+                    eprintln!("\ndetail:\n{detail}");
+                }
             } else {
                 eprintln!("error: {f}");
             }
@@ -81,8 +98,9 @@ fn run(cli: Cli) -> Outcome {
     match &cli.command {
         Command::Whatif(args) => whatif::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
-        Command::Lease(_) | Command::Snapshot(_) => Err(Failure::bad_input(anyhow::anyhow!(
-            "this command reads a live cluster, which this version of kubectl-sched cannot do yet"
+        Command::Snapshot(args) => snapshot::run(&cli.global, args),
+        Command::Lease(_) => Err(Failure::bad_input(anyhow::anyhow!(
+            "the lease command is not available in this version of kubectl-sched yet"
         ))),
         Command::Completions { shell } => {
             print!("{}", completions(*shell));

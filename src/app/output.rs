@@ -4,26 +4,123 @@ use super::Failure;
 use crate::cli::{ColorChoice, GlobalArgs, Output};
 use crate::explain::table::{Style, TableOptions};
 use crate::framework::runner::Framework;
-use crate::model::cluster::Cluster;
-use crate::source::file;
+use crate::model::cluster::{Cluster, ClusterBuilder, convert_pod};
+use crate::source::live::{self, Plan};
+use crate::source::{Dump, file};
 use anyhow::{Context, anyhow};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Reads the cluster from `--snapshot`, printing one warning line per skipped kind.
-pub fn load_cluster(global: &GlobalArgs) -> Result<Arc<Cluster>, Failure> {
-    let Some(path) = &global.snapshot else {
-        return Err(Failure::cluster(anyhow!(
-            "no --snapshot given, and this build cannot read a live cluster yet: pass --snapshot FILE"
-        )));
-    };
-    let cluster = file::load(path).map_err(Failure::bad_input)?;
-    for w in &cluster.warnings {
-        eprintln!("warning: {w}");
+/// Where the cluster state comes from: `--snapshot`, or the API server the kubeconfig names.
+pub enum Source {
+    File(String),
+    Live(Box<Live>),
+}
+
+/// A resolved connection and the runtime its requests run on; the only async part of the tool.
+pub struct Live {
+    runtime: tokio::runtime::Runtime,
+    target: live::Target,
+}
+
+impl Source {
+    /// Chooses the source; for a live cluster resolves the kubeconfig (no request is sent yet).
+    pub fn open(global: &GlobalArgs) -> Result<Source, Failure> {
+        if let Some(path) = &global.snapshot {
+            return Ok(Source::File(path.clone()));
+        }
+        let request_timeout = match &global.request_timeout {
+            Some(s) => live::parse_duration(s).map_err(|e| Failure::bad_input(anyhow!(e)))?,
+            None => None,
+        };
+        let options = live::ConnectOptions {
+            kubeconfig: global.kubeconfig.clone(),
+            context: global.context.clone(),
+            cluster: global.cluster.clone(),
+            user: global.user.clone(),
+            namespace: global.namespace.clone(),
+            request_timeout,
+            consistent_read: global.consistent_read,
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::cluster(anyhow!("cannot start the I/O runtime: {e}")))?;
+        let target = runtime
+            .block_on(live::resolve(&options, &live::Env::from_process()))
+            .map_err(Failure::live)?;
+        Ok(Source::Live(Box::new(Live { runtime, target })))
     }
-    Ok(Arc::new(cluster))
+
+    /// The namespace of a name given without one: `-n`, else the context's, else "default".
+    pub fn namespace(&self, global: &GlobalArgs) -> String {
+        match self {
+            Source::Live(l) => l.target.namespace.clone(),
+            Source::File(_) => global.namespace.clone().unwrap_or_else(|| "default".into()),
+        }
+    }
+
+    /// Reads a live cluster's API objects, drawing progress on a terminal; `None` for a file
+    /// source, which is parsed straight into a cluster.
+    pub fn read_live(&self, plan: &Plan) -> Option<Result<Dump, Failure>> {
+        let Source::Live(l) = self else { return None };
+        let plan = Plan {
+            progress: std::io::stderr().is_terminal(),
+            ..plan.clone()
+        };
+        Some(
+            l.runtime
+                .block_on(live::read(&l.target, &plan))
+                .map_err(Failure::live),
+        )
+    }
+
+    /// Reads and parses the cluster, printing one warning line per skipped or unreadable kind.
+    pub fn load(&self, plan: &Plan) -> Result<Arc<Cluster>, Failure> {
+        let cluster = match self {
+            Source::File(path) => {
+                let cluster = file::load(path).map_err(Failure::bad_input)?;
+                // What the snapshot's own read could not see.
+                for w in &cluster.meta.incomplete {
+                    eprintln!("warning: {path} is incomplete: {w}");
+                }
+                cluster
+            }
+            Source::Live(l) => {
+                let dump = self.read_live(plan).expect("a live source")?;
+                from_dump(dump).map_err(|e| {
+                    Failure::cluster(anyhow!(
+                        "the cluster at {} holds objects kubectl-sched cannot read:\n{e}",
+                        l.target.server()
+                    ))
+                })?
+            }
+        };
+        for w in &cluster.warnings {
+            eprintln!("warning: {w}");
+        }
+        Ok(Arc::new(cluster))
+    }
+}
+
+/// Builds the cluster of a live read, converting pods in parallel as the file source does.
+fn from_dump(mut dump: Dump) -> Result<Cluster, crate::model::error::ObjectErrors> {
+    use rayon::prelude::*;
+    let mut builder = ClusterBuilder::new();
+    for w in std::mem::take(&mut dump.warnings) {
+        builder.warn(w);
+    }
+    let pods = std::mem::take(&mut dump.pods);
+    for o in dump.into_objects() {
+        builder.add(o);
+    }
+    let converted: Vec<_> = pods.into_par_iter().map(convert_pod).collect();
+    for pod in converted {
+        builder.add_pod(pod);
+    }
+    builder.finish()
 }
 
 /// The profiles: from `--config`, or the v1 default.

@@ -1,6 +1,6 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
-use super::output::{frameworks, load_cluster, print_structured, profile_for, table_options};
+use super::output::{Source, frameworks, print_structured, profile_for, table_options};
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, WhatifArgs};
@@ -14,13 +14,15 @@ use crate::source::file;
 use anyhow::anyhow;
 use std::sync::Arc;
 
-/// Reads the `-f` object, then defaults, validates and admits its pod as the API server would.
+/// Defaults, validates and admits the pod of the `-f` object as the API server would: a pod
+/// without a namespace goes to `namespace` (the context's), and one in another namespace than
+/// `-n` is refused as kubectl refuses it.
 pub fn load_pod(
-    path: &str,
+    (display, value): (String, serde_json::Value),
     namespace_flag: Option<&str>,
+    namespace: &str,
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
-    let (display, value) = file::load_single(path).map_err(Failure::bad_input)?;
     let mut w = workload::from_value(&display, value)?;
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
@@ -35,7 +37,7 @@ pub fn load_pod(
             "{display}: the namespace from the provided object {own:?} does not match the namespace {flag:?}. You must pass '--namespace={own}' to perform this operation."
         )));
     }
-    defaults::pod(pod, namespace_flag.unwrap_or("default"));
+    defaults::pod(pod, namespace);
     let object = format!(
         "{}/{}",
         pod.metadata.namespace.as_deref().unwrap_or(""),
@@ -79,8 +81,16 @@ pub fn load_pod(
 }
 
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
-    let cluster = load_cluster(global)?;
-    let (pod, workload) = load_pod(&args.file, global.namespace.as_deref(), &cluster)?;
+    // The file first: a typo should not wait for a cluster read.
+    let document = file::load_single(&args.file).map_err(Failure::bad_input)?;
+    let source = Source::open(global)?;
+    let cluster = source.load(&Default::default())?;
+    let (pod, workload) = load_pod(
+        document,
+        global.namespace.as_deref(),
+        &source.namespace(global),
+        &cluster,
+    )?;
     let fws = frameworks(args.scheduler.config.as_deref(), args.scheduler.serial)?;
     let fw = profile_for(&fws, &pod.scheduler_name)?;
     let replicas = if args.max {

@@ -1,7 +1,10 @@
 //! Where a cluster's state comes from: files (`file`), the live API (`live`), and how a snapshot
 //! is written back (`write`). Sources only produce API objects; everything after is pure.
 
+pub mod events;
 pub mod file;
+pub mod live;
+pub mod write;
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::coordination::v1::Lease;
@@ -28,6 +31,12 @@ pub struct SnapshotMeta {
     pub clock_skew_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// Env values, large annotations and managedFields were left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
+    /// What the snapshot lacks and which checks that makes incomplete (the warnings of the read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
 }
 
 /// One API object of a kind the tool reads.

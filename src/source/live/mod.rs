@@ -1,0 +1,12 @@
+//! Reading a live cluster through the API server: kubeconfig resolution as kubectl does it
+//! (`config`), concurrent paginated lists (`read`), errors a user can act on (`error`) and the
+//! progress line (`progress`). Strictly read-only: every request is a GET.
+
+mod config;
+mod error;
+mod progress;
+mod read;
+
+pub use config::{ConnectOptions, Env, Target, parse_duration, resolve};
+pub use error::LiveError;
+pub use read::{PAGE_SIZE, POD_FIELD_SELECTOR, Plan, read};

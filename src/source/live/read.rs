@@ -1,0 +1,540 @@
+//! Listing what the scheduler reads, every kind at once, page by page, strictly with GET.
+
+use super::config::Target;
+use super::error::{Fail, LiveError, describe};
+use super::progress::{Indicator, Progress};
+use crate::source::{Dump, SnapshotMeta, events};
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{
+    Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController,
+    Service,
+};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, StorageClass};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroup, APIResourceList, ListMeta};
+use k8s_openapi::apimachinery::pkg::version::Info;
+use serde::de::DeserializeOwned;
+use std::sync::{Arc, Mutex};
+use tokio::task::JoinHandle;
+
+/// Objects per page, as informers ask for.
+pub const PAGE_SIZE: u32 = 500;
+/// How often a list whose continue token expired (410) is started again.
+const MAX_RESTARTS: usize = 3;
+/// Terminated pods hold no resources and the scheduler ignores them.
+pub const POD_FIELD_SELECTOR: &str = "status.phase!=Succeeded,status.phase!=Failed";
+
+/// What to read beyond the objects every command needs.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// The pod `explain` names (namespace, name): read it even if it has finished, with its
+    /// FailedScheduling events.
+    pub pod: Option<(String, String)>,
+    /// The FailedScheduling events of every pending pod (`explain --all-pending`).
+    pub pending_events: bool,
+    /// Everything a snapshot saves: also leases, lease candidates, the FailedScheduling events of
+    /// pending pods, and the server's version and clock.
+    pub snapshot: bool,
+    /// Draw the progress line (stderr is a terminal).
+    pub progress: bool,
+}
+
+/// What an unreadable optional kind costs, as the warning says it.
+fn consequence(plural: &str) -> &'static str {
+    match plural {
+        "namespaces" => "pod affinity terms with a namespaceSelector match no namespace",
+        "priorityclasses" => {
+            "a whatif pod's priorityClassName cannot be resolved and no globalDefault class applies"
+        }
+        "poddisruptionbudgets" => "preemption ignores PDBs",
+        "persistentvolumeclaims" => {
+            "pods with PersistentVolumeClaims look as if their claims were missing"
+        }
+        "persistentvolumes" => "bound claims' volumes are unknown to VolumeBinding and VolumeZone",
+        "storageclasses" => {
+            "unbound claims' binding mode and topology are unknown to VolumeBinding"
+        }
+        "csinodes" => "CSI volume limits per node are unknown to NodeVolumeLimits",
+        "csidrivers" => "CSI drivers' attach requirements are unknown to NodeVolumeLimits",
+        "services" | "replicationcontrollers" | "replicasets" | "statefulsets" => {
+            "default topology spreading does not see the pods' owners and services"
+        }
+        "events" => "the real scheduler's FailedScheduling messages are not shown",
+        "leases" => "the lease command has no leases to show",
+        _ => "some checks are incomplete",
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct List<T> {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(default = "Vec::new")]
+    items: Vec<T>,
+}
+
+fn collection_path<K: k8s_openapi::Resource>(namespace: Option<&str>) -> String {
+    let prefix = if K::GROUP.is_empty() {
+        format!("/api/{}", K::VERSION)
+    } else {
+        format!("/apis/{}", K::API_VERSION)
+    };
+    match namespace {
+        Some(ns) => format!("{prefix}/namespaces/{ns}/{}", K::URL_PATH_SEGMENT),
+        None => format!("{prefix}/{}", K::URL_PATH_SEGMENT),
+    }
+}
+
+struct Reader {
+    client: kube::Client,
+    target: Target,
+    progress: Arc<Progress>,
+    /// (kind, warning): sorted by kind at the end, so concurrent lists warn in a stable order.
+    warnings: Mutex<Vec<(&'static str, String)>>,
+}
+
+type Task<T> = JoinHandle<Result<T, LiveError>>;
+
+impl Reader {
+    async fn fetch(&self, url: &str) -> Result<(http::HeaderMap, bytes::Bytes), Fail> {
+        let request = http::Request::get(url)
+            .body(kube::client::Body::empty())
+            .map_err(|e| Fail::Client(kube::Error::HttpError(e)))?;
+        let call = async {
+            let response = self.client.send(request).await.map_err(Fail::Client)?;
+            let (parts, body) = response.into_parts();
+            let bytes = body.collect_bytes().await.map_err(Fail::Client)?;
+            if parts.status.is_success() {
+                Ok((parts.headers, bytes))
+            } else {
+                Err(Fail::Status(Box::new(status_of(parts.status, &bytes))))
+            }
+        };
+        match self.target.request_timeout {
+            Some(t) => tokio::time::timeout(t, call)
+                .await
+                .map_err(|_| Fail::Timeout(t))?,
+            None => call.await,
+        }
+    }
+
+    async fn get<T: DeserializeOwned>(&self, url: &str) -> Result<T, Fail> {
+        let (_, body) = self.fetch(url).await?;
+        serde_json::from_slice(&body).map_err(Fail::Decode)
+    }
+
+    /// Every object of a collection, page by page; a list whose continue token expired starts
+    /// again, as client-go's pager does.
+    async fn list<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        label: &'static str,
+        fields: Option<&str>,
+    ) -> Result<Vec<T>, Fail> {
+        let kind = self.progress.kind(label);
+        let mut restarts = 0;
+        'restart: loop {
+            kind.reset();
+            let mut items = Vec::new();
+            let mut cont: Option<String> = None;
+            loop {
+                let url = page_url(path, fields, cont.as_deref(), self.target.consistent_read);
+                let page: List<T> = match self.get(&url).await {
+                    Err(Fail::Status(s))
+                        if s.code == 410 && cont.is_some() && restarts < MAX_RESTARTS =>
+                    {
+                        restarts += 1;
+                        continue 'restart;
+                    }
+                    other => other?,
+                };
+                kind.add(page.items.len());
+                items.extend(page.items);
+                match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                    Some(c) => cont = Some(c),
+                    None => {
+                        kind.finish();
+                        return Ok(items);
+                    }
+                }
+            }
+        }
+    }
+
+    fn warn(&self, plural: &'static str, message: String) {
+        let mut w = self.warnings.lock().expect("warnings lock");
+        if !w.iter().any(|(_, m)| *m == message) {
+            w.push((plural, message));
+        }
+    }
+
+    /// A kind the pipeline cannot do without: any failure ends the read.
+    async fn required<K>(&self, fields: Option<&str>) -> Result<Vec<K>, LiveError>
+    where
+        K: k8s_openapi::Resource + DeserializeOwned,
+    {
+        let plural = K::URL_PATH_SEGMENT;
+        match self.list(&collection_path::<K>(None), plural, fields).await {
+            Ok(items) => Ok(items),
+            Err(Fail::Status(s)) if s.code == 403 => {
+                let user = self
+                    .target
+                    .user
+                    .as_deref()
+                    .map(|u| format!("user {u:?}"))
+                    .unwrap_or_else(|| "this user".into());
+                Err(LiveError {
+                    message: format!(
+                        "permission denied: {user} may not list {plural} (403 Forbidden); kubectl-sched needs the \"list\" verb on \"nodes\" and \"pods\" (API group \"\") in all namespaces, plus \"get\" on pods for explain: the README has a read-only ClusterRole"
+                    ),
+                    detail: Some(s.message),
+                })
+            }
+            Err(f) => Err(describe(f, &self.target, &format!("list {plural}"))),
+        }
+    }
+
+    /// A kind whose absence only makes some checks incomplete: an error answer becomes a warning
+    /// saying which. Failures to reach the server still end the read.
+    async fn optional<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        plural: &'static str,
+        fields: Option<&str>,
+    ) -> Result<Vec<T>, LiveError> {
+        match self.list(path, plural, fields).await {
+            Ok(items) => Ok(items),
+            Err(Fail::Status(s)) if s.code != 401 => {
+                let why = match s.code {
+                    403 => "403 Forbidden".to_string(),
+                    404 => "the API server does not serve them".to_string(),
+                    code => format!("{code} {}", s.reason).trim_end().to_string(),
+                };
+                self.warn(
+                    plural,
+                    format!("cannot list {plural} ({why}): {}", consequence(plural)),
+                );
+                self.progress.kind(plural).finish();
+                Ok(Vec::new())
+            }
+            Err(f) => Err(describe(f, &self.target, &format!("list {plural}"))),
+        }
+    }
+
+    async fn optional_kind<K: k8s_openapi::Resource + DeserializeOwned>(
+        &self,
+    ) -> Result<Vec<K>, LiveError> {
+        self.optional(&collection_path::<K>(None), K::URL_PATH_SEGMENT, None)
+            .await
+    }
+
+    /// The pod `explain` names, whatever its phase; `None` if it does not exist.
+    async fn pod(&self, namespace: &str, name: &str) -> Result<Option<Pod>, LiveError> {
+        let url = format!("{}/{name}", collection_path::<Pod>(Some(namespace)));
+        match self.get(&url).await {
+            Ok(p) => Ok(Some(p)),
+            // The list already said what this user may see.
+            Err(Fail::Status(s)) if s.code == 404 || s.code == 403 => Ok(None),
+            Err(f) => Err(describe(
+                f,
+                &self.target,
+                &format!("get pod {namespace}/{name}"),
+            )),
+        }
+    }
+
+    async fn failed_scheduling_events(
+        &self,
+        pod: Option<&(String, String)>,
+    ) -> Result<Vec<Event>, LiveError> {
+        match pod {
+            Some((ns, name)) => {
+                let fields = format!(
+                    "involvedObject.kind=Pod,involvedObject.namespace={ns},involvedObject.name={name},reason={}",
+                    events::FAILED_SCHEDULING
+                );
+                self.optional(&collection_path::<Event>(Some(ns)), "events", Some(&fields))
+                    .await
+            }
+            None => {
+                let fields = format!("reason={}", events::FAILED_SCHEDULING);
+                self.optional(&collection_path::<Event>(None), "events", Some(&fields))
+                    .await
+            }
+        }
+    }
+
+    /// LeaseCandidates, in the first version of coordination.k8s.io the server offers them in
+    /// (preferred first); none when no version does.
+    async fn lease_candidates(&self) -> Result<Vec<serde_json::Value>, LiveError> {
+        const GROUP: &str = "coordination.k8s.io";
+        let group: APIGroup = match self.get(&format!("/apis/{GROUP}")).await {
+            Ok(g) => g,
+            Err(Fail::Status(_)) => return Ok(Vec::new()),
+            Err(f) => return Err(describe(f, &self.target, "discover coordination.k8s.io")),
+        };
+        let mut versions: Vec<String> = group
+            .preferred_version
+            .iter()
+            .map(|v| v.version.clone())
+            .collect();
+        for v in &group.versions {
+            if !versions.contains(&v.version) {
+                versions.push(v.version.clone());
+            }
+        }
+        for version in versions {
+            let resources: APIResourceList = match self
+                .get(&format!("/apis/{GROUP}/{version}"))
+                .await
+            {
+                Ok(r) => r,
+                Err(Fail::Status(_)) => continue,
+                Err(f) => return Err(describe(f, &self.target, "discover coordination.k8s.io")),
+            };
+            if resources
+                .resources
+                .iter()
+                .any(|r| r.name == "leasecandidates")
+            {
+                let path = format!("/apis/{GROUP}/{version}/leasecandidates");
+                let mut items: Vec<serde_json::Value> =
+                    self.optional(&path, "leasecandidates", None).await?;
+                for item in &mut items {
+                    if let Some(map) = item.as_object_mut() {
+                        map.insert("apiVersion".into(), format!("{GROUP}/{version}").into());
+                        map.insert("kind".into(), "LeaseCandidate".into());
+                    }
+                }
+                return Ok(items);
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// The server's version and clock, from `/version` and its Date header.
+    async fn server_info(&self) -> Result<SnapshotMeta, LiveError> {
+        let (headers, body) = self
+            .fetch("/version")
+            .await
+            .map_err(|f| describe(f, &self.target, "read the server version"))?;
+        let local = k8s_openapi::jiff::Timestamp::now();
+        let info: Option<Info> = serde_json::from_slice(&body).ok();
+        let server_time = headers
+            .get(http::header::DATE)
+            .and_then(|d| d.to_str().ok())
+            .and_then(|d| k8s_openapi::jiff::fmt::rfc2822::parse(d).ok())
+            .map(|z| z.timestamp());
+        Ok(SnapshotMeta {
+            taken_at: Some(server_time.unwrap_or(local)),
+            server_version: info.map(|i| i.git_version),
+            clock_skew_ms: server_time.map(|s| local.duration_until(s).as_millis() as i64),
+            context: self.target.context.clone(),
+            ..Default::default()
+        })
+    }
+}
+
+/// One page's URL: the continue token carries the resourceVersion of the first page; the first
+/// page asks for any version the watch cache holds, as informers list, unless a quorum read is
+/// wanted (no resourceVersion).
+fn page_url(path: &str, fields: Option<&str>, cont: Option<&str>, consistent: bool) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    query.append_pair("limit", &PAGE_SIZE.to_string());
+    if let Some(f) = fields {
+        query.append_pair("fieldSelector", f);
+    }
+    match cont {
+        Some(c) => {
+            query.append_pair("continue", c);
+        }
+        None if !consistent => {
+            query.append_pair("resourceVersion", "0");
+        }
+        None => {}
+    }
+    format!("{path}?{}", query.finish())
+}
+
+fn status_of(code: http::StatusCode, body: &[u8]) -> kube::core::Status {
+    let mut status = serde_json::from_slice::<kube::core::Status>(body).unwrap_or_else(|_| {
+        let text = String::from_utf8_lossy(body);
+        kube::core::Status::failure(text.trim(), code.canonical_reason().unwrap_or(""))
+    });
+    status.code = code.as_u16();
+    status
+}
+
+fn spawn<T, F, Fut>(reader: &Arc<Reader>, f: F) -> Task<T>
+where
+    T: Send + 'static,
+    F: FnOnce(Arc<Reader>) -> Fut,
+    Fut: std::future::Future<Output = Result<T, LiveError>> + Send + 'static,
+{
+    tokio::spawn(f(reader.clone()))
+}
+
+async fn join<T>(task: Task<T>) -> Result<T, LiveError> {
+    match task.await {
+        Ok(r) => r,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(LiveError::new(format!(
+            "reading the cluster was interrupted: {e}"
+        ))),
+    }
+}
+
+/// Reads the cluster as `plan` says; the returned dump is what the file source would produce.
+pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
+    let client = kube::Client::try_from(target.config.clone()).map_err(|e| {
+        let what = format!("connect to {}", target.server());
+        describe(Fail::Client(e), target, &what)
+    })?;
+    let progress = Arc::new(Progress::default());
+    let reader = Arc::new(Reader {
+        client,
+        target: target.clone(),
+        progress: progress.clone(),
+        warnings: Mutex::new(Vec::new()),
+    });
+    // Registered up front so the progress line counts every kind from the start.
+    let mut kinds = vec![
+        "nodes",
+        "pods",
+        "namespaces",
+        "priorityclasses",
+        "poddisruptionbudgets",
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "storageclasses",
+        "csinodes",
+        "csidrivers",
+        "services",
+        "replicationcontrollers",
+        "replicasets",
+        "statefulsets",
+    ];
+    if plan.snapshot || plan.pending_events || plan.pod.is_some() {
+        kinds.push("events");
+    }
+    if plan.snapshot {
+        kinds.extend(["leases", "leasecandidates"]);
+    }
+    for &k in &kinds {
+        progress.kind(k);
+    }
+    let mut indicator = Indicator::start(progress, plan.progress);
+
+    let meta = plan
+        .snapshot
+        .then(|| spawn(&reader, |r| async move { r.server_info().await }));
+    let nodes = spawn(&reader, |r| async move { r.required::<Node>(None).await });
+    let pods = spawn(&reader, |r| async move {
+        r.required::<Pod>(Some(POD_FIELD_SELECTOR)).await
+    });
+    let namespaces = spawn(
+        &reader,
+        |r| async move { r.optional_kind::<Namespace>().await },
+    );
+    let priority_classes = spawn(&reader, |r| async move {
+        r.optional_kind::<PriorityClass>().await
+    });
+    let pdbs = spawn(&reader, |r| async move {
+        r.optional_kind::<PodDisruptionBudget>().await
+    });
+    let pvcs = spawn(&reader, |r| async move {
+        r.optional_kind::<PersistentVolumeClaim>().await
+    });
+    let pvs = spawn(&reader, |r| async move {
+        r.optional_kind::<PersistentVolume>().await
+    });
+    let storage_classes = spawn(&reader, |r| async move {
+        r.optional_kind::<StorageClass>().await
+    });
+    let csi_nodes = spawn(
+        &reader,
+        |r| async move { r.optional_kind::<CSINode>().await },
+    );
+    let csi_drivers = spawn(
+        &reader,
+        |r| async move { r.optional_kind::<CSIDriver>().await },
+    );
+    let services = spawn(
+        &reader,
+        |r| async move { r.optional_kind::<Service>().await },
+    );
+    let rcs = spawn(&reader, |r| async move {
+        r.optional_kind::<ReplicationController>().await
+    });
+    let replica_sets = spawn(
+        &reader,
+        |r| async move { r.optional_kind::<ReplicaSet>().await },
+    );
+    let stateful_sets = spawn(&reader, |r| async move {
+        r.optional_kind::<StatefulSet>().await
+    });
+    let the_pod = plan
+        .pod
+        .clone()
+        .map(|(ns, name)| spawn(&reader, |r| async move { r.pod(&ns, &name).await }));
+    let events = (plan.snapshot || plan.pending_events || plan.pod.is_some()).then(|| {
+        let pod = plan.pod.clone();
+        spawn(&reader, |r| async move {
+            r.failed_scheduling_events(pod.as_ref()).await
+        })
+    });
+    let leases = plan
+        .snapshot
+        .then(|| spawn(&reader, |r| async move { r.optional_kind::<Lease>().await }));
+    let candidates = plan
+        .snapshot
+        .then(|| spawn(&reader, |r| async move { r.lease_candidates().await }));
+
+    // Nodes and pods first, so their errors are the ones reported.
+    let mut dump = Dump {
+        nodes: join(nodes).await?,
+        pods: join(pods).await?,
+        namespaces: join(namespaces).await?,
+        priority_classes: join(priority_classes).await?,
+        pdbs: join(pdbs).await?,
+        pvcs: join(pvcs).await?,
+        pvs: join(pvs).await?,
+        storage_classes: join(storage_classes).await?,
+        csi_nodes: join(csi_nodes).await?,
+        csi_drivers: join(csi_drivers).await?,
+        services: join(services).await?,
+        replication_controllers: join(rcs).await?,
+        replica_sets: join(replica_sets).await?,
+        stateful_sets: join(stateful_sets).await?,
+        ..Default::default()
+    };
+    if let Some(task) = the_pod
+        && let Some(pod) = join(task).await?
+    {
+        let key = |p: &Pod| (p.metadata.namespace.clone(), p.metadata.name.clone());
+        if !dump.pods.iter().any(|p| key(p) == key(&pod)) {
+            dump.pods.push(pod);
+        }
+    }
+    if let Some(task) = events {
+        dump.events = events::latest_of_pending(join(task).await?, &dump.pods);
+    }
+    if let Some(task) = leases {
+        dump.leases = join(task).await?;
+    }
+    if let Some(task) = candidates {
+        dump.lease_candidates = join(task).await?;
+    }
+    if let Some(task) = meta {
+        dump.meta = join(task).await?;
+    } else {
+        dump.meta.context = target.context.clone();
+    }
+    indicator.stop();
+    let mut warnings = std::mem::take(&mut *reader.warnings.lock().expect("warnings lock"));
+    warnings.sort_by_key(|(kind, _)| kinds.iter().position(|k| k == kind));
+    dump.warnings = warnings.into_iter().map(|(_, w)| w).collect();
+    Ok(dump)
+}
