@@ -11,6 +11,7 @@ use crate::explain::table::Style;
 use crate::explain::{self, Explanation};
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
+use crate::model::intern::Str;
 use crate::model::pod::Pod;
 use crate::source::events;
 use crate::source::live::Plan;
@@ -204,7 +205,7 @@ struct PendingRow {
     pod: String,
     /// `None` when no profile serves the pod's schedulerName (another scheduler's pod).
     fits: Option<bool>,
-    selected: Vec<String>,
+    selected: Vec<Str>,
     /// Where preemption would make room, and whom it would evict there.
     #[serde(skip_serializing_if = "Option::is_none")]
     nominated_node: Option<String>,
@@ -217,8 +218,9 @@ struct PendingRow {
     scheduler_event: Option<SchedulerEvent>,
 }
 
-fn list_names(names: &[String]) -> String {
+fn list_names<S: AsRef<str>>(names: &[S]) -> String {
     const SHOWN: usize = 3;
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
     if names.len() <= SHOWN {
         names.join(", ")
     } else {

@@ -7,6 +7,7 @@ pub mod table;
 use crate::framework::runner::{CycleResult, Framework, NodeOutcome};
 use crate::framework::snapshot::Snapshot;
 use crate::framework::status::{Code, Status};
+use crate::model::intern::Str;
 use crate::model::pod::Pod;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -30,19 +31,19 @@ pub enum Stage {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeExplanation {
-    pub name: String,
+    pub name: Str,
     pub feasible: bool,
     /// Where the node was rejected; null for a feasible node.
     pub stage: Option<Stage>,
     /// The first failing plugin, where the real scheduler stops.
-    pub plugin: Option<String>,
+    pub plugin: Option<&'static str>,
     pub code: Option<Code>,
     /// That plugin's reasons: what the FailedScheduling message counts.
     pub reasons: Vec<String>,
     /// Every failing filter plugin, each judged on its own.
-    pub all_reasons: BTreeMap<String, PluginStatus>,
+    pub all_reasons: BTreeMap<&'static str, PluginStatus>,
     /// Normalised, weighted score per Score plugin (feasible nodes only).
-    pub scores: BTreeMap<String, i64>,
+    pub scores: BTreeMap<&'static str, i64>,
     pub total: Option<i64>,
 }
 
@@ -107,9 +108,9 @@ pub struct Explanation {
     pub prefilter: PreFilterExplanation,
     /// Every node: feasible ones best first, then the others by name.
     pub nodes: Vec<NodeExplanation>,
-    pub feasible: Vec<String>,
+    pub feasible: Vec<Str>,
     /// The nodes with the highest total (the real scheduler picks one at random), sorted.
-    pub selected: Vec<String>,
+    pub selected: Vec<Str>,
     /// Exactly one node was feasible, so the real scheduler did not score (scores shown anyway).
     pub scoring_skipped: bool,
     /// The FailedScheduling message; empty when the pod fits.
@@ -140,16 +141,37 @@ fn plugin_status(s: &Status) -> PluginStatus {
 }
 
 pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) -> Explanation {
-    let name_of = |i: usize| snapshot.nodes[i].name().to_string();
-    let score_of: BTreeMap<usize, &crate::framework::runner::NodeScores> =
-        r.feasible.iter().copied().zip(&r.scores).collect();
-    let mut nodes: Vec<NodeExplanation> = snapshot
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, ni)| {
+    let name_of = |i: usize| snapshot.nodes[i].name();
+    // Node index → its scores, for the feasible nodes.
+    let mut score_of: Vec<Option<&crate::framework::runner::NodeScores>> =
+        vec![None; snapshot.num_nodes()];
+    for (&i, s) in r.feasible.iter().zip(&r.scores) {
+        score_of[i] = Some(s);
+    }
+    // Feasible nodes best first, then the others, by name: ordered as indices, since moving
+    // thousands of explanations around costs more than building them.
+    let mut order: Vec<usize> = (0..snapshot.num_nodes()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |i: usize| {
+            (
+                score_of[i].is_some()
+                    || (r.gated.is_none()
+                        && matches!(&r.nodes[i], NodeOutcome::Filtered(f) if f.first.is_none())),
+                score_of[i].map(|s| s.total),
+            )
+        };
+        let (fa, ta) = key(a);
+        let (fb, tb) = key(b);
+        fb.cmp(&fa)
+            .then(tb.cmp(&ta))
+            .then_with(|| snapshot.nodes[a].name().cmp(&snapshot.nodes[b].name()))
+    });
+    let nodes: Vec<NodeExplanation> = order
+        .into_iter()
+        .map(|i| {
+            let ni = &snapshot.nodes[i];
             let mut e = NodeExplanation {
-                name: ni.name().to_string(),
+                name: ni.name(),
                 feasible: false,
                 stage: None,
                 plugin: None,
@@ -161,7 +183,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
             };
             if let Some(g) = &r.gated {
                 e.stage = Some(Stage::PreEnqueue);
-                e.plugin = Some(g.plugin.to_string());
+                e.plugin = Some(g.plugin);
                 e.code = Some(g.code);
                 e.reasons = g.reasons.clone();
                 return e;
@@ -170,7 +192,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 NodeOutcome::Excluded => {
                     if let Some(s) = &r.excluded_status {
                         e.stage = Some(Stage::PreFilter);
-                        e.plugin = (!s.plugin.is_empty()).then(|| s.plugin.to_string());
+                        e.plugin = (!s.plugin.is_empty()).then_some(s.plugin);
                         e.code = Some(s.code);
                         e.reasons = s.reasons.clone();
                     }
@@ -178,23 +200,16 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 NodeOutcome::Filtered(f) => match &f.first {
                     Some(first) => {
                         e.stage = Some(Stage::Filter);
-                        e.plugin = Some(first.plugin.to_string());
+                        e.plugin = Some(first.plugin);
                         e.code = Some(first.code);
                         e.reasons = first.reasons.clone();
-                        e.all_reasons = f
-                            .all
-                            .iter()
-                            .map(|s| (s.plugin.to_string(), plugin_status(s)))
-                            .collect();
+                        e.all_reasons =
+                            f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
                     }
                     None => {
                         e.feasible = true;
-                        if let Some(scores) = score_of.get(&i) {
-                            e.scores = scores
-                                .by_plugin
-                                .iter()
-                                .map(|&(p, s)| (p.to_string(), s))
-                                .collect();
+                        if let Some(scores) = score_of[i] {
+                            e.scores = scores.by_plugin.iter().copied().collect();
                             e.total = Some(scores.total);
                         }
                     }
@@ -203,12 +218,6 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
             e
         })
         .collect();
-    nodes.sort_by(|a, b| {
-        b.feasible
-            .cmp(&a.feasible)
-            .then(b.total.cmp(&a.total))
-            .then_with(|| a.name.cmp(&b.name))
-    });
 
     let prefilter = match &r.gated {
         Some(g) => PreFilterExplanation {
@@ -228,9 +237,9 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
         },
     };
 
-    let mut feasible: Vec<String> = r.feasible.iter().map(|&i| name_of(i)).collect();
+    let mut feasible: Vec<Str> = r.feasible.iter().map(|&i| name_of(i)).collect();
     feasible.sort();
-    let selected: Vec<String> = r.selected.iter().map(|&i| name_of(i)).collect();
+    let selected: Vec<Str> = r.selected.iter().map(|&i| name_of(i)).collect();
 
     let preemption = r.post_filter.as_ref().map(|pf| {
         let outcome = pf.preemption.clone().unwrap_or_default();

@@ -71,7 +71,7 @@ fn why(n: &NodeExplanation) -> String {
     let others: Vec<String> = n
         .all_reasons
         .iter()
-        .filter(|(p, _)| Some(*p) != n.plugin.as_ref())
+        .filter(|(p, _)| Some(**p) != n.plugin)
         .map(|(p, s)| format!("{p}: {}", s.reasons.join("; ")))
         .collect();
     if !others.is_empty() {
@@ -103,11 +103,11 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         );
         return out;
     }
-    let score_plugins: Vec<String> = {
-        let mut v: Vec<String> = e
+    let score_plugins: Vec<&str> = {
+        let mut v: Vec<&str> = e
             .nodes
             .iter()
-            .flat_map(|n| n.scores.keys().cloned())
+            .flat_map(|n| n.scores.keys().copied())
             .collect();
         v.sort();
         v.dedup();
@@ -129,7 +129,7 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
     head.push(Cell::new("SCORE"));
     table.set_header(head);
     for n in &e.nodes {
-        let selected = e.selected.contains(&n.name);
+        let selected = e.selected.iter().any(|s| s.as_str() == n.name.as_str());
         let mut row = vec![
             Cell::new(&n.name),
             Cell::new(verdict(n, selected, style)),
@@ -138,7 +138,7 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         if opts.wide {
             for p in &score_plugins {
                 row.push(
-                    Cell::new(n.scores.get(p).map(|s| s.to_string()).unwrap_or_default())
+                    Cell::new(n.scores.get(*p).map(|s| s.to_string()).unwrap_or_default())
                         .set_alignment(CellAlignment::Right),
                 );
             }
@@ -179,7 +179,13 @@ fn summary(e: &Explanation, style: Style, out: &mut String) {
                 out,
                 "{} one of {} (tied at score {best})",
                 style.good("Would be scheduled on"),
-                style.bold(&e.selected.join(", "))
+                style.bold(
+                    &e.selected
+                        .iter()
+                        .map(|n| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             );
         }
     } else {
@@ -296,17 +302,21 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
 /// Why preemption cannot help, in words: which filters block which nodes.
 fn plain_reason(e: &Explanation, p: &super::PreemptionExplanation) -> String {
     use std::collections::BTreeMap;
-    let mut unresolvable: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unresolvable: BTreeMap<&str, usize> = BTreeMap::new();
     for n in &e.nodes {
-        if !p.potential_nodes.contains(&n.name) {
-            let key = n.plugin.clone().unwrap_or_else(|| "PreFilter".into());
+        if !p
+            .potential_nodes
+            .iter()
+            .any(|pn| pn.as_str() == n.name.as_str())
+        {
+            let key = n.plugin.unwrap_or("PreFilter");
             *unresolvable.entry(key).or_default() += 1;
         }
     }
     let mut parts: Vec<String> = unresolvable
         .iter()
         .map(|(plugin, count)| {
-            if plugin == crate::plugins::node_resources_fit::NAME {
+            if *plugin == crate::plugins::node_resources_fit::NAME {
                 format!(
                     "on {count} node(s) the pod requests more than the node's allocatable ({plugin}), which evicting pods cannot fix"
                 )

@@ -95,6 +95,12 @@ impl Deref for Str {
     }
 }
 
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
 impl fmt::Display for Str {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0)

@@ -436,7 +436,7 @@ mod scenario_tests {
         let e = explain(c, pod("ns/new", None, "2", 100, json!({})));
         // On a, the nominated pod is assumed running: only 1 cpu is left; b is too small.
         assert!(e.selected.is_empty());
-        let a = e.nodes.iter().find(|n| n.name == "a").unwrap();
+        let a = e.nodes.iter().find(|n| n.name.as_str() == "a").unwrap();
         assert_eq!(a.reasons, ["Insufficient cpu"]);
     }
 
