@@ -129,9 +129,9 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
     head.push(Cell::new("SCORE"));
     table.set_header(head);
     for n in &e.nodes {
-        let selected = e.selected.iter().any(|s| s.as_str() == n.name.as_str());
+        let selected = e.selected.contains(&n.name);
         let mut row = vec![
-            Cell::new(&n.name),
+            Cell::new(n.name),
             Cell::new(verdict(n, selected, style)),
             Cell::new(why(n)),
         ];
