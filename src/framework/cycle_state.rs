@@ -3,8 +3,8 @@
 //! nominated-pods pass try "what if" without disturbing the cycle.
 
 use crate::plugins::{
-    node_affinity, node_ports, node_resources_balanced_allocation, node_resources_fit,
-    pod_topology_spread, taint_toleration,
+    inter_pod_affinity, node_affinity, node_ports, node_resources_balanced_allocation,
+    node_resources_fit, pod_topology_spread, taint_toleration,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -23,6 +23,8 @@ pub struct CycleState {
     pub taint_toleration_score: Option<taint_toleration::PreScoreState>,
     pub pod_topology_spread: Option<pod_topology_spread::PreFilterState>,
     pub pod_topology_spread_score: Option<pod_topology_spread::PreScoreState>,
+    pub inter_pod_affinity: Option<inter_pod_affinity::PreFilterState>,
+    pub inter_pod_affinity_score: Option<inter_pod_affinity::PreScoreState>,
     /// DynamicResources ran its PreFilter (its PostFilter reads this).
     pub dynamic_resources_prefiltered: bool,
 }

@@ -66,6 +66,12 @@ impl PartialEq for Str {
 }
 impl Eq for Str {}
 
+impl PartialEq<&str> for Str {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
 impl Hash for Str {
     fn hash<H: Hasher>(&self, state: &mut H) {
         (self.0.as_ptr() as usize).hash(state);

@@ -1,7 +1,29 @@
 //! InterPodAffinity (PreFilter, Filter, PreScore, Score): the pod's required and preferred
 //! (anti-)affinity to other pods, and existing pods' anti-affinity against it.
 
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
+use crate::framework::runner::MAX_NODE_SCORE;
+use crate::framework::status::Status;
+use crate::model::affinity::{AffinityTerm, WeightedAffinityTerm};
+use crate::model::cluster::Cluster;
+use crate::model::intern::Str;
+use crate::model::labels::{Labels, Selector};
+use crate::model::node::Node;
+use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+
 pub const NAME: &str = "InterPodAffinity";
+pub const ERR_REASON_EXISTING_ANTI_AFFINITY: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+pub const ERR_REASON_AFFINITY: &str = "node(s) didn't match pod affinity rules";
+pub const ERR_REASON_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rules";
+
+/// Below this many nodes, walking them on one thread is cheaper than spreading the work.
+const PARALLEL_MIN_NODES: usize = 256;
 
 /// `InterPodAffinityArgs`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,5 +38,652 @@ impl Default for Args {
             hard_pod_affinity_weight: 1,
             ignore_preferred_terms_of_existing_pods: false,
         }
+    }
+}
+
+/// (topology key, value) → matched terms: upstream's `topologyToMatchedTermCount`.
+type Counts = HashMap<(Str, Str), i64>;
+
+fn update(counts: &mut Counts, node: &Node, key: Str, by: i64) {
+    if let Some(value) = node.labels.get(key) {
+        let c = counts.entry((key, value)).or_insert(0);
+        *c += by;
+        if *c == 0 {
+            counts.remove(&(key, value));
+        }
+    }
+}
+
+/// `podMatchesAllAffinityTerms` (namespace labels unknown: only listed namespaces or an
+/// everything-selector count).
+fn matches_all(terms: &[AffinityTerm], pod: &Pod) -> bool {
+    !terms.is_empty()
+        && terms
+            .iter()
+            .all(|t| t.matches(pod.namespace, &pod.labels, &Labels::default()))
+}
+
+/// The incoming pod's terms, with `namespaceSelector`s resolved against the cluster's namespaces
+/// (`mergeAffinityTermNamespacesIfNotEmpty`).
+fn merged(terms: &[AffinityTerm], cluster: &Cluster) -> Vec<AffinityTerm> {
+    terms
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            if !t.namespace_selector.is_empty() {
+                let mut extra: Vec<Str> = cluster
+                    .namespaces
+                    .iter()
+                    .filter(|(_, l)| t.namespace_selector.matches(l))
+                    .map(|(&n, _)| n)
+                    .collect();
+                extra.sort();
+                for n in extra {
+                    if !t.namespaces.contains(&n) {
+                        t.namespaces.push(n);
+                    }
+                }
+                t.namespace_selector = Selector::Nothing;
+            }
+            t
+        })
+        .collect()
+}
+
+fn merged_weighted(terms: &[WeightedAffinityTerm], cluster: &Cluster) -> Vec<WeightedAffinityTerm> {
+    let plain: Vec<AffinityTerm> = terms.iter().map(|w| w.term.clone()).collect();
+    merged(&plain, cluster)
+        .into_iter()
+        .zip(terms)
+        .map(|(term, w)| WeightedAffinityTerm {
+            term,
+            weight: w.weight,
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug)]
+struct IncomingTerms {
+    affinity: Vec<AffinityTerm>,
+    anti_affinity: Vec<AffinityTerm>,
+    namespace_labels: Labels,
+    /// The pod matches all its own affinity terms (the first pod of a group may schedule).
+    self_match: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct PreFilterState {
+    existing_anti_affinity: Counts,
+    affinity: Counts,
+    anti_affinity: Counts,
+    incoming: Arc<IncomingTerms>,
+}
+
+impl PreFilterState {
+    /// `updateWithPod`: the counts with `pod` on `node` added (+1) or removed (-1).
+    fn update_with_pod(&mut self, incoming_pod: &Pod, pod: &Pod, node: &Node, by: i64) {
+        let inc = self.incoming.clone();
+        for t in &pod.affinity.required_anti_affinity {
+            if t.matches(
+                incoming_pod.namespace,
+                &incoming_pod.labels,
+                &inc.namespace_labels,
+            ) {
+                update(&mut self.existing_anti_affinity, node, t.topology_key, by);
+            }
+        }
+        if matches_all(&inc.affinity, pod) {
+            for t in &inc.affinity {
+                update(&mut self.affinity, node, t.topology_key, by);
+            }
+        }
+        for t in &inc.anti_affinity {
+            if t.matches(pod.namespace, &pod.labels, &Labels::default()) {
+                update(&mut self.anti_affinity, node, t.topology_key, by);
+            }
+        }
+    }
+}
+
+/// (topology key → value → score): upstream's `scoreMap`.
+type ScoreMap = HashMap<Str, HashMap<Str, i64>>;
+
+#[derive(Clone, Debug)]
+pub struct PreScoreState {
+    topology_score: ScoreMap,
+    preferred_affinity: Arc<Vec<WeightedAffinityTerm>>,
+    preferred_anti_affinity: Arc<Vec<WeightedAffinityTerm>>,
+    namespace_labels: Labels,
+    /// The pod has preferred terms of its own, so every pod counts, not only pods with affinity.
+    has_constraints: bool,
+}
+
+pub struct InterPodAffinity {
+    pub args: Args,
+}
+
+fn process_term(
+    map: &mut ScoreMap,
+    term: &AffinityTerm,
+    weight: i32,
+    pod: &Pod,
+    ns_labels: &Labels,
+    node: &Node,
+    multiplier: i32,
+) {
+    if term.matches(pod.namespace, &pod.labels, ns_labels)
+        && let Some(value) = node.labels.get(term.topology_key)
+    {
+        // Upstream multiplies as int32.
+        *map.entry(term.topology_key)
+            .or_default()
+            .entry(value)
+            .or_insert(0) += i64::from(weight.wrapping_mul(multiplier));
+    }
+}
+
+impl InterPodAffinity {
+    /// `processExistingPod`: what one existing pod adds to the topology scores.
+    fn process_existing_pod(
+        &self,
+        state: &PreScoreState,
+        existing: &Pod,
+        node: &Node,
+        incoming: &Pod,
+        map: &mut ScoreMap,
+    ) {
+        if node.labels.is_empty() {
+            return;
+        }
+        let none = Labels::default();
+        for t in state.preferred_affinity.iter() {
+            process_term(map, &t.term, t.weight, existing, &none, node, 1);
+        }
+        for t in state.preferred_anti_affinity.iter() {
+            process_term(map, &t.term, t.weight, existing, &none, node, -1);
+        }
+        if self.args.hard_pod_affinity_weight > 0 {
+            for t in &existing.affinity.required_affinity {
+                process_term(
+                    map,
+                    t,
+                    self.args.hard_pod_affinity_weight,
+                    incoming,
+                    &state.namespace_labels,
+                    node,
+                    1,
+                );
+            }
+        }
+        for t in &existing.affinity.preferred_affinity {
+            process_term(
+                map,
+                &t.term,
+                t.weight,
+                incoming,
+                &state.namespace_labels,
+                node,
+                1,
+            );
+        }
+        for t in &existing.affinity.preferred_anti_affinity {
+            process_term(
+                map,
+                &t.term,
+                t.weight,
+                incoming,
+                &state.namespace_labels,
+                node,
+                -1,
+            );
+        }
+    }
+}
+
+fn merge_scores(into: &mut ScoreMap, from: ScoreMap) {
+    for (key, values) in from {
+        let target = into.entry(key).or_default();
+        for (v, s) in values {
+            *target.entry(v).or_insert(0) += s;
+        }
+    }
+}
+
+/// The (topology key, value, count) entries one node contributes.
+type Found = Vec<(Str, Str, i64)>;
+
+/// Per node, the entries a walk found, merged in node order.
+fn merge_counts(per_node: Vec<Found>) -> Counts {
+    let mut counts = Counts::new();
+    for (k, v, n) in per_node.into_iter().flatten() {
+        *counts.entry((k, v)).or_insert(0) += n;
+    }
+    counts.retain(|_, n| *n != 0);
+    counts
+}
+
+fn walk<T: Send>(nodes: &[NodeInfo], f: impl Fn(&NodeInfo) -> T + Sync + Send) -> Vec<T> {
+    if nodes.len() >= PARALLEL_MIN_NODES {
+        nodes.par_iter().map(f).collect()
+    } else {
+        nodes.iter().map(f).collect()
+    }
+}
+
+impl Plugin for InterPodAffinity {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_FILTER | Points::FILTER | Points::PRE_SCORE | Points::SCORE
+    }
+
+    fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
+        let pod = cx.pod;
+        let cluster = &cx.snapshot.cluster;
+        if !pod.affinity.parse_errors.is_empty() {
+            return (
+                Status::unresolvable(format!(
+                    "parsing pod: {}",
+                    pod.affinity.parse_errors.join(", ")
+                )),
+                None,
+            );
+        }
+        let incoming = Arc::new(IncomingTerms {
+            affinity: merged(&pod.affinity.required_affinity, cluster),
+            anti_affinity: merged(&pod.affinity.required_anti_affinity, cluster),
+            namespace_labels: cluster.namespace_labels(pod.namespace),
+            self_match: false,
+        });
+        let nodes = &cx.snapshot.nodes;
+        let existing = merge_counts(walk(nodes, |ni| {
+            let mut found = Vec::new();
+            for existing in &ni.pods_with_required_anti_affinity {
+                for t in &existing.affinity.required_anti_affinity {
+                    if t.matches(pod.namespace, &pod.labels, &incoming.namespace_labels)
+                        && let Some(v) = ni.node.labels.get(t.topology_key)
+                    {
+                        found.push((t.topology_key, v, 1));
+                    }
+                }
+            }
+            found
+        }));
+        let (affinity, anti_affinity) =
+            if incoming.affinity.is_empty() && incoming.anti_affinity.is_empty() {
+                (Counts::new(), Counts::new())
+            } else {
+                let none = Labels::default();
+                let per_node: Vec<(Found, Found)> = walk(nodes, |ni| {
+                    let (mut aff, mut anti) = (Vec::new(), Vec::new());
+                    for p in &ni.pods {
+                        if matches_all(&incoming.affinity, p) {
+                            for t in &incoming.affinity {
+                                if let Some(v) = ni.node.labels.get(t.topology_key) {
+                                    aff.push((t.topology_key, v, 1));
+                                }
+                            }
+                        }
+                        for t in &incoming.anti_affinity {
+                            if t.matches(p.namespace, &p.labels, &none)
+                                && let Some(v) = ni.node.labels.get(t.topology_key)
+                            {
+                                anti.push((t.topology_key, v, 1));
+                            }
+                        }
+                    }
+                    (aff, anti)
+                });
+                let (aff, anti): (Vec<_>, Vec<_>) = per_node.into_iter().unzip();
+                (merge_counts(aff), merge_counts(anti))
+            };
+        if existing.is_empty() && incoming.affinity.is_empty() && incoming.anti_affinity.is_empty()
+        {
+            return (Status::skip(), None);
+        }
+        let self_match = matches_all(&incoming.affinity, pod);
+        state.inter_pod_affinity = Some(PreFilterState {
+            existing_anti_affinity: existing,
+            affinity,
+            anti_affinity,
+            incoming: Arc::new(IncomingTerms {
+                self_match,
+                ..(*incoming).clone()
+            }),
+        });
+        (Status::success(), None)
+    }
+
+    fn has_pre_filter_extensions(&self) -> bool {
+        true
+    }
+
+    fn add_pod(&self, cx: &Cx, state: &mut CycleState, pod: &Arc<Pod>, node: &NodeInfo) -> Status {
+        match state.inter_pod_affinity.as_mut() {
+            Some(s) => {
+                s.update_with_pod(cx.pod, pod, &node.node, 1);
+                Status::success()
+            }
+            None => Status::error(
+                "error reading \"PreFilterInterPodAffinity\" from cycleState: not found",
+            ),
+        }
+    }
+
+    fn remove_pod(&self, cx: &Cx, state: &mut CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        match state.inter_pod_affinity.as_mut() {
+            Some(s) => {
+                s.update_with_pod(cx.pod, pod, &node.node, -1);
+                Status::success()
+            }
+            None => Status::error(
+                "error reading \"PreFilterInterPodAffinity\" from cycleState: not found",
+            ),
+        }
+    }
+
+    fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+        let Some(s) = &state.inter_pod_affinity else {
+            return Status::error(
+                "error reading \"PreFilterInterPodAffinity\" from cycleState: not found",
+            );
+        };
+        let labels = &node.node.labels;
+        // satisfyPodAffinity: every term's topology must hold a matching pod, unless no pod in the
+        // cluster matches and the pod matches its own terms.
+        let mut pods_exist = true;
+        for t in &s.incoming.affinity {
+            match labels.get(t.topology_key) {
+                Some(v) => {
+                    if s.affinity.get(&(t.topology_key, v)).copied().unwrap_or(0) <= 0 {
+                        pods_exist = false;
+                    }
+                }
+                None => return Status::unresolvable(ERR_REASON_AFFINITY),
+            }
+        }
+        if !pods_exist && (!s.affinity.is_empty() || !s.incoming.self_match) {
+            return Status::unresolvable(ERR_REASON_AFFINITY);
+        }
+        if !s.anti_affinity.is_empty() {
+            for t in &s.incoming.anti_affinity {
+                if let Some(v) = labels.get(t.topology_key)
+                    && s.anti_affinity
+                        .get(&(t.topology_key, v))
+                        .copied()
+                        .unwrap_or(0)
+                        > 0
+                {
+                    return Status::unschedulable(ERR_REASON_ANTI_AFFINITY);
+                }
+            }
+        }
+        if !s.existing_anti_affinity.is_empty()
+            && labels
+                .iter()
+                .any(|(k, v)| s.existing_anti_affinity.get(&(k, v)).copied().unwrap_or(0) > 0)
+        {
+            return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY);
+        }
+        Status::success()
+    }
+
+    fn pre_score(&self, cx: &Cx, state: &mut CycleState, nodes: &[&NodeInfo]) -> Status {
+        let pod = cx.pod;
+        if nodes.is_empty() {
+            return Status::skip();
+        }
+        let has_constraints = !pod.affinity.preferred_affinity.is_empty()
+            || !pod.affinity.preferred_anti_affinity.is_empty();
+        if self.args.ignore_preferred_terms_of_existing_pods && !has_constraints {
+            return Status::skip();
+        }
+        let cluster = &cx.snapshot.cluster;
+        let s = PreScoreState {
+            topology_score: ScoreMap::new(),
+            preferred_affinity: Arc::new(merged_weighted(
+                &pod.affinity.preferred_affinity,
+                cluster,
+            )),
+            preferred_anti_affinity: Arc::new(merged_weighted(
+                &pod.affinity.preferred_anti_affinity,
+                cluster,
+            )),
+            namespace_labels: cluster.namespace_labels(pod.namespace),
+            has_constraints,
+        };
+        let per_node: Vec<ScoreMap> = walk(&cx.snapshot.nodes, |ni| {
+            let mut map = ScoreMap::new();
+            let pods = if has_constraints {
+                &ni.pods
+            } else {
+                &ni.pods_with_affinity
+            };
+            for existing in pods {
+                self.process_existing_pod(&s, existing, &ni.node, pod, &mut map);
+            }
+            map
+        });
+        if per_node.iter().all(HashMap::is_empty) {
+            return Status::skip();
+        }
+        let mut s = s;
+        for map in per_node {
+            merge_scores(&mut s.topology_score, map);
+        }
+        state.inter_pod_affinity_score = Some(s);
+        Status::success()
+    }
+
+    fn score(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
+        let s = state.inter_pod_affinity_score.as_ref().ok_or_else(|| {
+            Status::error("failed to read \"PreScoreInterPodAffinity\" from cycleState: not found")
+        })?;
+        Ok(s.topology_score
+            .iter()
+            .filter_map(|(&key, values)| node.node.labels.get(key).and_then(|v| values.get(&v)))
+            .sum())
+    }
+
+    fn has_score_extensions(&self) -> bool {
+        true
+    }
+
+    fn normalize_score(&self, _cx: &Cx, state: &CycleState, scores: &mut [i64]) -> Status {
+        let Some(s) = &state.inter_pod_affinity_score else {
+            return Status::error(
+                "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found",
+            );
+        };
+        if s.topology_score.is_empty() {
+            return Status::success();
+        }
+        let min = scores.iter().copied().min().unwrap_or(0);
+        let max = scores.iter().copied().max().unwrap_or(0);
+        let diff = max - min;
+        for score in scores.iter_mut() {
+            let f = if diff > 0 {
+                MAX_NODE_SCORE as f64 * ((*score - min) as f64 / diff as f64)
+            } else {
+                0.0
+            };
+            *score = f as i64;
+        }
+        Status::success()
+    }
+
+    /// The topology scores are a sum over existing pods: a placed replica adds its own part,
+    /// counted where a fresh PreScore would count it (every pod when the pod has preferred terms,
+    /// else only pods with affinity).
+    fn pre_score_add_pod(
+        &self,
+        cx: &Cx,
+        state: &mut CycleState,
+        placed: &Pod,
+        node: &NodeInfo,
+    ) -> bool {
+        let skipped = state.skips_score(NAME);
+        match state.inter_pod_affinity_score.as_mut() {
+            Some(s) if !skipped => {
+                if s.has_constraints || placed.affinity.has_affinity {
+                    let mut map = ScoreMap::new();
+                    self.process_existing_pod(s, placed, &node.node, cx.pod, &mut map);
+                    merge_scores(&mut s.topology_score, map);
+                }
+                true
+            }
+            // Skipped: it stays skipped unless the new pod brings scores, which a fresh PreScore
+            // must then compute.
+            _ => {
+                let has_constraints = !cx.pod.affinity.preferred_affinity.is_empty()
+                    || !cx.pod.affinity.preferred_anti_affinity.is_empty();
+                !has_constraints
+                    && (self.args.ignore_preferred_terms_of_existing_pods
+                        || !placed.affinity.has_affinity)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{cluster, explain, node, pod};
+    use serde_json::{Value, json};
+
+    fn with_affinity(mut p: Value, kind: &str, required: Value, preferred: Value) -> Value {
+        p["spec"]["affinity"] = json!({kind: {"requiredDuringSchedulingIgnoredDuringExecution": required,
+                                              "preferredDuringSchedulingIgnoredDuringExecution": preferred}});
+        p
+    }
+
+    fn term(app: &str, key: &str) -> Value {
+        json!({"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key})
+    }
+
+    fn reasons_of(e: &crate::explain::Explanation, node: &str) -> Vec<String> {
+        e.nodes
+            .iter()
+            .find(|n| n.name.as_str() == node)
+            .unwrap()
+            .reasons
+            .clone()
+    }
+
+    #[test]
+    fn required_anti_affinity_keeps_apart_by_hostname() {
+        let c = cluster(vec![
+            node("a", "4", json!({})),
+            node("b", "4", json!({})),
+            pod("ns/web-1", Some("a"), "1", 0, json!({"app": "web"})),
+        ]);
+        let p = with_affinity(
+            pod("ns/web-2", None, "1", 0, json!({"app": "web"})),
+            "podAntiAffinity",
+            json!([term("web", "kubernetes.io/hostname")]),
+            json!([]),
+        );
+        let e = explain(c, p);
+        assert_eq!(e.selected, ["b"]);
+        assert_eq!(reasons_of(&e, "a"), [super::ERR_REASON_ANTI_AFFINITY]);
+    }
+
+    #[test]
+    fn existing_pods_anti_affinity_applies_to_the_newcomer() {
+        let loner = with_affinity(
+            pod("ns/loner", Some("a"), "1", 0, json!({"app": "loner"})),
+            "podAntiAffinity",
+            json!([term("web", "kubernetes.io/hostname")]),
+            json!([]),
+        );
+        let c = cluster(vec![
+            node("a", "4", json!({})),
+            node("b", "4", json!({})),
+            loner,
+        ]);
+        let e = explain(c, pod("ns/web", None, "1", 0, json!({"app": "web"})));
+        assert_eq!(
+            reasons_of(&e, "a"),
+            [super::ERR_REASON_EXISTING_ANTI_AFFINITY]
+        );
+        assert_eq!(e.selected, ["b"]);
+    }
+
+    #[test]
+    fn the_first_pod_of_a_group_may_follow_its_own_affinity() {
+        let c = cluster(vec![
+            node("a", "4", json!({"zone": "z1"})),
+            node("b", "4", json!({})),
+        ]);
+        let p = with_affinity(
+            pod("ns/db-0", None, "1", 0, json!({"app": "db"})),
+            "podAffinity",
+            json!([term("db", "zone")]),
+            json!([]),
+        );
+        let e = explain(c, p);
+        // Node b lacks the topology key: no pod could ever be there with it.
+        assert_eq!(e.selected, ["a"]);
+        assert_eq!(reasons_of(&e, "b"), [super::ERR_REASON_AFFINITY]);
+        let c = cluster(vec![node("a", "4", json!({"zone": "z1"}))]);
+        let p = with_affinity(
+            pod("ns/x", None, "1", 0, json!({"app": "other"})),
+            "podAffinity",
+            json!([term("db", "zone")]),
+            json!([]),
+        );
+        assert!(
+            explain(c, p).selected.is_empty(),
+            "a pod not matching its own terms needs a peer"
+        );
+    }
+
+    #[test]
+    fn namespace_selector_picks_namespaces_by_label() {
+        let ns = |name: &str, team: &str| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {"team": team}}});
+        let c = cluster(vec![
+            ns("blue", "b"),
+            ns("red", "r"),
+            node("a", "4", json!({})),
+            node("b", "4", json!({})),
+            pod("blue/web", Some("a"), "1", 0, json!({"app": "web"})),
+            pod("red/web", Some("b"), "1", 0, json!({"app": "web"})),
+        ]);
+        let mut t = term("web", "kubernetes.io/hostname");
+        t["namespaceSelector"] = json!({"matchLabels": {"team": "b"}});
+        let p = with_affinity(
+            pod("ns/x", None, "1", 0, json!({})),
+            "podAntiAffinity",
+            json!([t]),
+            json!([]),
+        );
+        let e = explain(c, p);
+        assert_eq!(e.selected, ["b"], "only the blue team's pod repels");
+    }
+
+    #[test]
+    fn preferred_terms_and_hard_affinity_weight_score() {
+        let friend = with_affinity(
+            pod("ns/friend", Some("b"), "1", 0, json!({"app": "friend"})),
+            "podAffinity",
+            json!([term("web", "kubernetes.io/hostname")]),
+            json!([]),
+        );
+        let c = cluster(vec![
+            node("a", "4", json!({})),
+            node("b", "4", json!({})),
+            friend,
+        ]);
+        let e = explain(c, pod("ns/web", None, "1", 0, json!({"app": "web"})));
+        let score = |n: &str| {
+            e.nodes
+                .iter()
+                .find(|x| x.name.as_str() == n)
+                .unwrap()
+                .scores[super::NAME]
+        };
+        // The existing pod's required affinity counts with hardPodAffinityWeight 1, normalised.
+        assert_eq!((score("a"), score("b")), (0, 200));
     }
 }

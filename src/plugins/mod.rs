@@ -84,6 +84,9 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
         pod_topology_spread::NAME => Arc::new(pod_topology_spread::PodTopologySpread::new(
             &args.pod_topology_spread,
         )),
+        inter_pod_affinity::NAME => Arc::new(inter_pod_affinity::InterPodAffinity {
+            args: args.inter_pod_affinity.clone(),
+        }),
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,
