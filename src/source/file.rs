@@ -350,11 +350,23 @@ fn read_json_into(
             .par_iter()
             .map(|raw| {
                 let text = raw.get();
-                let peek: Peek = serde_json::from_str(text).map_err(syntax)?;
                 let name =
                     || object_name(&serde_json::from_str::<Value>(text).unwrap_or(Value::Null));
-                let kind = peek.kind.as_deref().unwrap_or("");
-                let api_version = peek.api_version.as_deref().unwrap_or("");
+                // kubectl writes apiVersion and kind first: finding them by a scan avoids a
+                // second full parse of every object; anything unusual takes the general path.
+                let scanned =
+                    top_level_string(text, "kind").zip(top_level_string(text, "apiVersion"));
+                let peek: Peek;
+                let (kind, api_version) = match scanned {
+                    Some(found) => found,
+                    None => {
+                        peek = serde_json::from_str(text).map_err(syntax)?;
+                        (
+                            peek.kind.as_deref().unwrap_or(""),
+                            peek.api_version.as_deref().unwrap_or(""),
+                        )
+                    }
+                };
                 item(
                     path,
                     kind,
@@ -369,6 +381,56 @@ fn read_json_into(
         }
     }
     Ok(())
+}
+
+/// The value of a top-level string field of a JSON object, found by scanning rather than
+/// parsing; `None` when absent or not a plain (unescaped) string.
+fn top_level_string<'a>(json: &'a str, key: &str) -> Option<&'a str> {
+    let b = json.as_bytes();
+    let skip_ws = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = i.min(b.len());
+                i += 1;
+                let after = skip_ws(i);
+                if depth == 1 && after < b.len() && b[after] == b':' {
+                    if &json[start..end] == key {
+                        let v = skip_ws(after + 1);
+                        if v >= b.len() || b[v] != b'"' {
+                            return None;
+                        }
+                        let value_end = v + 1 + json[v + 1..].find('"')?;
+                        let value = &json[v + 1..value_end];
+                        return (!value.contains('\\')).then_some(value);
+                    }
+                    i = after + 1;
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 fn collect_raw<'a>(
@@ -491,6 +553,20 @@ mod tests {
         assert_eq!(cluster.nodes.len(), 1);
         assert_eq!(cluster.namespaces.len(), 1);
         assert_eq!(skipped.get("Deployment"), Some(&1));
+    }
+
+    #[test]
+    fn scans_top_level_fields_only() {
+        let j = r#"{"metadata":{"ownerReferences":[{"kind":"ReplicaSet"}]},"kind":"Pod","apiVersion":"v1"}"#;
+        assert_eq!(top_level_string(j, "kind"), Some("Pod"));
+        assert_eq!(top_level_string(j, "apiVersion"), Some("v1"));
+        assert_eq!(
+            top_level_string(r#"{"a":"kind","kind" : "Node"}"#, "kind"),
+            Some("Node")
+        );
+        assert_eq!(top_level_string(r#"{"kind":"N\u006fde"}"#, "kind"), None);
+        assert_eq!(top_level_string(r#"{"x":"a\"kind\":\"no"}"#, "kind"), None);
+        assert_eq!(top_level_string(r#"{"kind":5}"#, "kind"), None);
     }
 
     #[test]
