@@ -56,6 +56,35 @@ pub struct Cx<'a> {
 /// `PreFilterResult`: `None` means all nodes.
 pub type PreFilterNodes = Option<BTreeSet<Str>>;
 
+/// What a replica sequence may reuse of a plugin's results from one replica to the next. This is
+/// the tool's own optimisation (upstream re-runs everything for every pod): each flag may be set
+/// only where reuse gives exactly what a fresh cycle would.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reuse {
+    /// Filter's verdict on a node depends only on the pod and that node's `NodeInfo`, not on other
+    /// nodes or on cycle state that AddPod changes: it changes only where a pod was placed.
+    pub node_local_filter: bool,
+    /// Score's raw score for a node depends only on the pod, that node and PreScore state that
+    /// stays current.
+    pub node_local_score: bool,
+    /// PreScore state (and its Skip decision) comes from the pod alone.
+    pub pre_score_from_pod: bool,
+}
+
+impl Reuse {
+    pub const NOTHING: Reuse = Reuse {
+        node_local_filter: false,
+        node_local_score: false,
+        pre_score_from_pod: false,
+    };
+    /// Everything the plugin decides depends on the pod and the one node it looks at.
+    pub const NODE_LOCAL: Reuse = Reuse {
+        node_local_filter: true,
+        node_local_score: true,
+        pre_score_from_pod: true,
+    };
+}
+
 /// What a PostFilter plugin did.
 #[derive(Clone, Debug)]
 pub struct PostFilterOutcome {
@@ -142,20 +171,9 @@ pub trait Plugin: Send + Sync {
         Vec::new()
     }
 
-    // What a replica sequence may reuse from one replica to the next. These are this tool's own
-    // (upstream re-runs everything for every pod); each says when reuse gives exactly the result
-    // a fresh cycle would, and the safe default is "never".
-
-    /// Filter's verdict on a node depends only on the pod and that node's `NodeInfo`, not on
-    /// other nodes or on cycle state that AddPod changes: it only changes where a pod was placed.
-    fn filter_is_node_local(&self) -> bool {
-        false
-    }
-
-    /// Score's raw score for a node depends only on the pod, that node and PreScore state that
-    /// `pre_score_add_pod` keeps current.
-    fn score_is_node_local(&self) -> bool {
-        false
+    /// What a replica sequence may reuse from one replica to the next.
+    fn reuse(&self) -> Reuse {
+        Reuse::NOTHING
     }
 
     /// After an identical pod was placed on `node`, updates this plugin's PreScore state (and
@@ -167,6 +185,6 @@ pub trait Plugin: Send + Sync {
         _placed: &Pod,
         _node: &NodeInfo,
     ) -> bool {
-        false
+        self.reuse().pre_score_from_pod
     }
 }

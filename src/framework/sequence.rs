@@ -133,12 +133,12 @@ impl<'a> Incremental<'a> {
             local_filter: fw
                 .filter
                 .iter()
-                .map(|&i| fw.plugins[i].filter_is_node_local())
+                .map(|&i| fw.plugins[i].reuse().node_local_filter)
                 .collect(),
             local_score: fw
                 .score
                 .iter()
-                .map(|&(i, _)| fw.plugins[i].score_is_node_local())
+                .map(|&(i, _)| fw.plugins[i].reuse().node_local_score)
                 .collect(),
         }
     }

@@ -4,11 +4,9 @@
 //! FailedScheduling message, which is reproduced exactly.
 
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points, PostFilterOutcome, PreFilterNodes};
+use crate::framework::plugin::{Cx, Plugin, Points, PostFilterOutcome, PreFilterNodes, Reuse};
 use crate::framework::runner::{Framework, NodeToStatus};
 use crate::framework::status::Status;
-use crate::model::node_info::NodeInfo;
-use crate::model::pod::Pod;
 
 pub const NAME: &str = "DynamicResources";
 /// What `cycleState.Read` returns when PreFilter never wrote the plugin's state.
@@ -65,18 +63,7 @@ impl Plugin for DynamicResources {
         }
     }
 
-    /// Skipped for pods without resource claims, the only ones modelled.
-    fn filter_is_node_local(&self) -> bool {
-        true
-    }
-
-    fn pre_score_add_pod(
-        &self,
-        _cx: &Cx,
-        _state: &mut CycleState,
-        _placed: &Pod,
-        _node: &NodeInfo,
-    ) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }

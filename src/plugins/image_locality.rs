@@ -2,7 +2,7 @@
 //! each image is spread over the cluster.
 
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
@@ -39,8 +39,8 @@ impl Plugin for ImageLocality {
         Ok(calculate_priority(sum, cx.pod.num_containers))
     }
 
-    fn score_is_node_local(&self) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }
 

@@ -4,12 +4,11 @@
 
 use super::helper::default_normalize_score;
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::node_selector::{NodeSelector, PreferredSchedulingTerms};
-use crate::model::pod::Pod;
 use std::collections::BTreeSet;
 
 pub const NAME: &str = "NodeAffinity";
@@ -133,23 +132,8 @@ impl Plugin for NodeAffinity {
         Status::success()
     }
 
-    fn filter_is_node_local(&self) -> bool {
-        true
-    }
-
-    fn score_is_node_local(&self) -> bool {
-        true
-    }
-
-    /// PreScore state comes from the pod alone.
-    fn pre_score_add_pod(
-        &self,
-        _cx: &Cx,
-        _state: &mut CycleState,
-        _placed: &Pod,
-        _node: &NodeInfo,
-    ) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }
 

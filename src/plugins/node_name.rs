@@ -1,7 +1,7 @@
 //! NodeName (Filter): a pod that names a node fits only that node.
 
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
 
@@ -26,7 +26,7 @@ impl Plugin for NodeName {
         }
     }
 
-    fn filter_is_node_local(&self) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }

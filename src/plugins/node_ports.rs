@@ -1,7 +1,7 @@
 //! NodePorts (PreFilter, Filter): host ports the pod asks for must be free on the node.
 
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::HostPort;
@@ -46,7 +46,7 @@ impl Plugin for NodePorts {
         }
     }
 
-    fn filter_is_node_local(&self) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }

@@ -3,11 +3,10 @@
 
 use super::resource_allocation::{self, ResourceSpec};
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
-use crate::model::pod::Pod;
 
 pub const NAME: &str = "NodeResourcesBalancedAllocation";
 
@@ -93,19 +92,8 @@ impl Plugin for BalancedAllocation {
         ))
     }
 
-    fn score_is_node_local(&self) -> bool {
-        true
-    }
-
-    /// PreScore state comes from the pod alone.
-    fn pre_score_add_pod(
-        &self,
-        _cx: &Cx,
-        _state: &mut CycleState,
-        _placed: &Pod,
-        _node: &NodeInfo,
-    ) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }
 

@@ -5,11 +5,10 @@
 use super::helper::{ShapePoint, broken_linear};
 use super::resource_allocation::{self, ResourceSpec};
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::{Code, Status};
 use crate::model::node_info::NodeInfo;
-use crate::model::pod::Pod;
 use crate::model::resource::{self, RequestOptions, Resource};
 
 pub const NAME: &str = "NodeResourcesFit";
@@ -273,22 +272,7 @@ impl Plugin for NodeResourcesFit {
         ))
     }
 
-    fn filter_is_node_local(&self) -> bool {
-        true
-    }
-
-    fn score_is_node_local(&self) -> bool {
-        true
-    }
-
-    /// PreScore state comes from the pod alone.
-    fn pre_score_add_pod(
-        &self,
-        _cx: &Cx,
-        _state: &mut CycleState,
-        _placed: &Pod,
-        _node: &NodeInfo,
-    ) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }

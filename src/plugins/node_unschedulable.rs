@@ -2,7 +2,7 @@
 //! `node.kubernetes.io/unschedulable:NoSchedule` taint.
 
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
@@ -38,7 +38,7 @@ impl Plugin for NodeUnschedulable {
         }
     }
 
-    fn filter_is_node_local(&self) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }

@@ -3,10 +3,9 @@
 
 use super::helper::default_normalize_score;
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
-use crate::model::pod::Pod;
 use crate::model::taints::{Effect, Toleration, first_untolerated_do_not_schedule, tolerated};
 
 pub const NAME: &str = "TaintToleration";
@@ -72,22 +71,7 @@ impl Plugin for TaintToleration {
         Status::success()
     }
 
-    fn filter_is_node_local(&self) -> bool {
-        true
-    }
-
-    fn score_is_node_local(&self) -> bool {
-        true
-    }
-
-    /// PreScore state comes from the pod alone.
-    fn pre_score_add_pod(
-        &self,
-        _cx: &Cx,
-        _state: &mut CycleState,
-        _placed: &Pod,
-        _node: &NodeInfo,
-    ) -> bool {
-        true
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
     }
 }
