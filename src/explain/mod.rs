@@ -293,10 +293,26 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
     if r.gated.is_none() && r.error.is_none() {
         if r.nominated_fast_path.is_some() {
             notes.push(format!(
-                "the pod's nominated node {} passes every filter: kube-scheduler takes it without evaluating other nodes",
+                "the pod is nominated to {} (status.nominatedNodeName, set when it preempted pods there) and that node passes every filter: kube-scheduler takes it without evaluating other nodes",
                 selected.first().cloned().unwrap_or_default()
             ));
-        } else if r.scoring_skipped {
+        } else if let Some(nominated) = pod.nominated_node_name {
+            let why = nodes
+                .iter()
+                .find(|n| n.name == nominated)
+                .map(|n| {
+                    format!(
+                        "it fails {}: {}",
+                        n.plugin.unwrap_or("PreFilter"),
+                        n.reasons.join("; ")
+                    )
+                })
+                .unwrap_or_else(|| "that node is not in the cluster".into());
+            notes.push(format!(
+                "the pod is nominated to {nominated} (status.nominatedNodeName, set when it preempted pods there), but {why}; kube-scheduler therefore evaluates every node"
+            ));
+        }
+        if r.nominated_fast_path.is_none() && r.scoring_skipped {
             notes.push("exactly one node is feasible: kube-scheduler chooses it without scoring; the scores are shown for reference".into());
         }
         if r.feasible.len() > r.num_nodes_to_find {
@@ -330,5 +346,29 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
         binding: r.binding.clone(),
         notes,
         error: r.error.as_ref().map(Status::message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{cluster, explain, node, pod};
+    use serde_json::json;
+
+    #[test]
+    fn a_nomination_is_explained() {
+        let c = cluster(vec![node("a", "2", json!({})), node("b", "4", json!({}))]);
+        let mut p = pod("ns/p", None, "1", 0, json!({}));
+        p["status"]["nominatedNodeName"] = json!("a");
+        let e = explain(c.clone(), p.clone());
+        assert_eq!(e.selected, ["a"], "the nominated node wins without scoring");
+        assert!(e.notes[0].contains("nominated to a"), "{:?}", e.notes);
+        p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("3");
+        let e = explain(c, p);
+        assert_eq!(e.selected, ["b"]);
+        assert!(
+            e.notes[0].contains("but it fails NodeResourcesFit: Insufficient cpu"),
+            "{:?}",
+            e.notes
+        );
     }
 }
