@@ -112,7 +112,11 @@ pub fn pod(p: &mut k8s::Pod, default_namespace: &str) {
     if p.metadata.namespace.as_deref().is_none_or(str::is_empty) {
         p.metadata.namespace = Some(default_namespace.to_string());
     }
+    let labels = p.metadata.labels.clone().unwrap_or_default();
     let Some(spec) = p.spec.as_mut() else { return };
+    if let Some(affinity) = spec.affinity.as_mut() {
+        merge_label_keys(affinity, &labels);
+    }
     for c in spec
         .containers
         .iter_mut()
@@ -141,6 +145,55 @@ pub fn pod(p: &mut k8s::Pod, default_namespace: &str) {
     }
     if spec.scheduler_name.as_deref().is_none_or(str::is_empty) {
         spec.scheduler_name = Some(super::pod::DEFAULT_SCHEDULER_NAME.to_string());
+    }
+}
+
+/// The pod strategy's `applyMatchLabelKeysAndMismatchLabelKeys` (MatchLabelKeysInPodAffinity, on in
+/// v1.34): each `matchLabelKeys` key the pod has becomes `key In [value]` in the term's selector,
+/// each `mismatchLabelKeys` key `key NotIn [value]`; the scheduler itself never reads the keys.
+fn merge_label_keys(affinity: &mut k8s::Affinity, labels: &BTreeMap<String, String>) {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+    let merge = |term: &mut k8s::PodAffinityTerm| {
+        let Some(selector) = term.label_selector.as_mut() else {
+            return;
+        };
+        let keys = [
+            ("In", term.match_label_keys.as_deref()),
+            ("NotIn", term.mismatch_label_keys.as_deref()),
+        ];
+        for (operator, keys) in keys {
+            for key in keys.unwrap_or_default() {
+                if let Some(value) = labels.get(key) {
+                    selector
+                        .match_expressions
+                        .get_or_insert_with(Vec::new)
+                        .push(LabelSelectorRequirement {
+                            key: key.clone(),
+                            operator: operator.into(),
+                            values: Some(vec![value.clone()]),
+                        });
+                }
+            }
+        }
+    };
+    let affinity_terms = affinity.pod_affinity.as_mut().map(|a| {
+        (
+            &mut a.required_during_scheduling_ignored_during_execution,
+            &mut a.preferred_during_scheduling_ignored_during_execution,
+        )
+    });
+    let anti_terms = affinity.pod_anti_affinity.as_mut().map(|a| {
+        (
+            &mut a.required_during_scheduling_ignored_during_execution,
+            &mut a.preferred_during_scheduling_ignored_during_execution,
+        )
+    });
+    for (required, preferred) in affinity_terms.into_iter().chain(anti_terms) {
+        required.iter_mut().flatten().for_each(merge);
+        preferred
+            .iter_mut()
+            .flatten()
+            .for_each(|w| merge(&mut w.pod_affinity_term));
     }
 }
 
@@ -259,6 +312,46 @@ mod tests {
         assert_eq!(p.spec.as_ref().unwrap().priority, Some(2_000_001_000));
         let mut p = pod_with_class(Some("nope"));
         assert!(admit_priority(&mut p, &classes).is_err());
+    }
+
+    #[test]
+    fn match_label_keys_merge_into_the_selector() {
+        let v: serde_json::Value = serde_json::json!({
+            "metadata": {"name": "p", "labels": {"app": "web", "version": "v2"}},
+            "spec": {"containers": [], "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+                "topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": {"app": "web"}},
+                "matchLabelKeys": ["version", "absent"], "mismatchLabelKeys": ["app"]}]}}}
+        });
+        let mut p: k8s::Pod = serde_json::from_value(v).unwrap();
+        pod(&mut p, "default");
+        let term = &p
+            .spec
+            .unwrap()
+            .affinity
+            .unwrap()
+            .pod_anti_affinity
+            .unwrap()
+            .required_during_scheduling_ignored_during_execution
+            .unwrap()[0];
+        let exprs = term
+            .label_selector
+            .as_ref()
+            .unwrap()
+            .match_expressions
+            .as_ref()
+            .unwrap();
+        let got: Vec<(&str, &str, &str)> = exprs
+            .iter()
+            .map(|e| {
+                (
+                    e.key.as_str(),
+                    e.operator.as_str(),
+                    e.values.as_ref().unwrap()[0].as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(got, [("version", "In", "v2"), ("app", "NotIn", "web")]);
     }
 
     #[test]
