@@ -15,6 +15,9 @@ pub struct Snapshot {
     index: HashMap<Str, usize>,
     /// Pods that preemption nominated to a node but that are not bound yet (the nominator).
     pub nominated: Vec<Arc<Pod>>,
+    /// The bound pods of each namespace with their node's index: plugins that count pods
+    /// matching a selector in one namespace walk these instead of every pod of every node.
+    namespace_pods: HashMap<Str, Vec<(usize, Arc<Pod>)>>,
 }
 
 impl Snapshot {
@@ -53,6 +56,7 @@ impl Snapshot {
             nodes.push(NodeInfo::new(node.clone(), Arc::new(states)));
         }
         let mut nominated = Vec::new();
+        let mut namespace_pods: HashMap<Str, Vec<(usize, Arc<Pod>)>> = HashMap::new();
         for pod in &cluster.pods {
             if Some(pod.uid) == exclude {
                 continue;
@@ -61,6 +65,10 @@ impl Snapshot {
                 Some(name) => {
                     if let Some(&i) = index.get(&name) {
                         nodes[i].add_pod(pod.clone());
+                        namespace_pods
+                            .entry(pod.namespace)
+                            .or_default()
+                            .push((i, pod.clone()));
                     }
                 }
                 None => {
@@ -75,6 +83,7 @@ impl Snapshot {
             nodes,
             index,
             nominated,
+            namespace_pods,
         }
     }
 
@@ -105,10 +114,21 @@ impl Snapshot {
     pub fn assume(&mut self, pod: Arc<Pod>, node: Str) -> bool {
         match self.node_index(node) {
             Some(i) => {
+                self.namespace_pods
+                    .entry(pod.namespace)
+                    .or_default()
+                    .push((i, pod.clone()));
                 self.nodes[i].add_pod(pod);
                 true
             }
             None => false,
         }
+    }
+
+    /// The bound pods of a namespace, each with its node's index.
+    pub fn pods_in_namespace(&self, namespace: Str) -> &[(usize, Arc<Pod>)] {
+        self.namespace_pods
+            .get(&namespace)
+            .map_or(&[], Vec::as_slice)
     }
 }

@@ -102,6 +102,21 @@ fn merged_weighted(terms: &[WeightedAffinityTerm], cluster: &Cluster) -> Vec<Wei
         .collect()
 }
 
+/// The namespaces the incoming pod's required terms can match pods in, or `None` when a term
+/// selects namespaces by an everything-selector (then every pod must be looked at).
+fn term_namespaces(incoming: &IncomingTerms) -> Option<Vec<Str>> {
+    let mut namespaces = Vec::new();
+    for t in incoming.affinity.iter().chain(&incoming.anti_affinity) {
+        if !matches!(t.namespace_selector, Selector::Nothing) {
+            return None;
+        }
+        namespaces.extend(t.namespaces.iter().copied());
+    }
+    namespaces.sort();
+    namespaces.dedup();
+    Some(namespaces)
+}
+
 #[derive(Clone, Debug)]
 struct IncomingTerms {
     affinity: Vec<AffinityTerm>,
@@ -316,28 +331,47 @@ impl Plugin for InterPodAffinity {
                 (Counts::new(), Counts::new())
             } else {
                 let none = Labels::default();
-                let per_node: Vec<(Found, Found)> = walk(nodes, |ni| {
-                    let (mut aff, mut anti) = (Vec::new(), Vec::new());
-                    for p in &ni.pods {
-                        if matches_all(&incoming.affinity, p) {
-                            for t in &incoming.affinity {
-                                if let Some(v) = ni.node.labels.get(t.topology_key) {
-                                    aff.push((t.topology_key, v, 1));
-                                }
-                            }
-                        }
-                        for t in &incoming.anti_affinity {
-                            if t.matches(p.namespace, &p.labels, &none)
-                                && let Some(v) = ni.node.labels.get(t.topology_key)
-                            {
-                                anti.push((t.topology_key, v, 1));
+                let count = |node: &NodeInfo, p: &Pod, aff: &mut Found, anti: &mut Found| {
+                    if matches_all(&incoming.affinity, p) {
+                        for t in &incoming.affinity {
+                            if let Some(v) = node.node.labels.get(t.topology_key) {
+                                aff.push((t.topology_key, v, 1));
                             }
                         }
                     }
-                    (aff, anti)
-                });
-                let (aff, anti): (Vec<_>, Vec<_>) = per_node.into_iter().unzip();
-                (merge_counts(aff), merge_counts(anti))
+                    for t in &incoming.anti_affinity {
+                        if t.matches(p.namespace, &p.labels, &none)
+                            && let Some(v) = node.node.labels.get(t.topology_key)
+                        {
+                            anti.push((t.topology_key, v, 1));
+                        }
+                    }
+                };
+                let (mut aff, mut anti) = (Found::new(), Found::new());
+                match term_namespaces(&incoming) {
+                    // Only pods of the terms' namespaces can match: walk those.
+                    Some(namespaces) => {
+                        for ns in namespaces {
+                            for (node, p) in cx.snapshot.pods_in_namespace(ns) {
+                                count(&nodes[*node], p, &mut aff, &mut anti);
+                            }
+                        }
+                    }
+                    None => {
+                        let per_node: Vec<(Found, Found)> = walk(nodes, |ni| {
+                            let (mut aff, mut anti) = (Found::new(), Found::new());
+                            for p in &ni.pods {
+                                count(ni, p, &mut aff, &mut anti);
+                            }
+                            (aff, anti)
+                        });
+                        for (a, b) in per_node {
+                            aff.extend(a);
+                            anti.extend(b);
+                        }
+                    }
+                }
+                (merge_counts(vec![aff]), merge_counts(vec![anti]))
             };
         if existing.is_empty() && incoming.affinity.is_empty() && incoming.anti_affinity.is_empty()
         {

@@ -9,6 +9,7 @@
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::runner::MAX_NODE_SCORE;
+use crate::framework::snapshot::Snapshot;
 use crate::framework::status::Status;
 use crate::model::cluster::Workloads;
 use crate::model::intern::Str;
@@ -265,40 +266,39 @@ fn counted(pod: &Pod, namespace: Str, selector: &Selector) -> bool {
 /// each node's pods once. `include` marks the slots of constraints that do not count on a node
 /// as `EXCLUDED`. Returns `nodes.len() * constraints.len()` slots, node by node.
 fn count_matching_pods(
-    nodes: &[NodeInfo],
+    snapshot: &Snapshot,
     constraints: &[Constraint],
     namespace: Str,
     include: impl Fn(&NodeInfo, &mut [i64]) + Sync,
 ) -> Vec<i64> {
+    let nodes = &snapshot.nodes;
     let width = constraints.len();
     let mut slots = vec![0; nodes.len() * width];
     if width == 0 {
         return slots;
     }
-    let count = |(node, slots): (&NodeInfo, &mut [i64])| {
-        include(node, slots);
-        if slots.iter().all(|&s| s == EXCLUDED) {
-            return;
-        }
-        for p in &node.pods {
-            // The namespace first: most pods are in other namespaces, and that is one read.
-            if p.namespace != namespace || p.deletion_timestamp.is_some() {
-                continue;
-            }
-            for (slot, c) in slots.iter_mut().zip(constraints) {
-                if *slot != EXCLUDED && !c.selector.is_empty() && c.selector.matches(&p.labels) {
-                    *slot += 1;
-                }
-            }
-        }
-    };
     if nodes.len() >= PARALLEL_MIN_NODES {
         nodes
             .par_iter()
             .zip(slots.par_chunks_mut(width))
-            .for_each(count);
+            .for_each(|(n, s)| include(n, s));
     } else {
-        nodes.iter().zip(slots.chunks_mut(width)).for_each(count);
+        nodes
+            .iter()
+            .zip(slots.chunks_mut(width))
+            .for_each(|(n, s)| include(n, s));
+    }
+    // Only pods of the incoming pod's namespace ever count.
+    for (node, p) in snapshot.pods_in_namespace(namespace) {
+        if p.deletion_timestamp.is_some() {
+            continue;
+        }
+        let node_slots = &mut slots[node * width..(node + 1) * width];
+        for (slot, c) in node_slots.iter_mut().zip(constraints) {
+            if *slot != EXCLUDED && !c.selector.is_empty() && c.selector.matches(&p.labels) {
+                *slot += 1;
+            }
+        }
     }
     slots
 }
@@ -520,18 +520,19 @@ impl Plugin for PodTopologySpread {
                 }
             };
         let nodes = &cx.snapshot.nodes;
-        let per_node = count_matching_pods(nodes, &constraints, pod.namespace, |node, slots| {
-            if !has_all_keys(&node.node.labels, &constraints) {
-                slots.fill(EXCLUDED);
-                return;
-            }
-            let mut inclusion = Inclusion::new(pod, &node.node);
-            for (slot, c) in slots.iter_mut().zip(&constraints) {
-                if !inclusion.includes(c) {
-                    *slot = EXCLUDED;
+        let per_node =
+            count_matching_pods(cx.snapshot, &constraints, pod.namespace, |node, slots| {
+                if !has_all_keys(&node.node.labels, &constraints) {
+                    slots.fill(EXCLUDED);
+                    return;
                 }
-            }
-        });
+                let mut inclusion = Inclusion::new(pod, &node.node);
+                for (slot, c) in slots.iter_mut().zip(&constraints) {
+                    if !inclusion.includes(c) {
+                        *slot = EXCLUDED;
+                    }
+                }
+            });
         // Summed in node order, remembering the order domains first appear in, so the critical
         // paths (which keep one of several tied domains) are the same on every run.
         let mut counts: Vec<HashMap<Str, i64>> = vec![HashMap::new(); constraints.len()];
@@ -675,20 +676,21 @@ impl Plugin for PodTopologySpread {
             })
             .collect();
         // Hostname domains are never in `counts`: Score counts those on the node itself.
-        let per_node = count_matching_pods(all, &constraints, pod.namespace, |node, slots| {
-            let labels = &node.node.labels;
-            if require_all && !has_all_keys(labels, &constraints) {
-                slots.fill(EXCLUDED);
-                return;
-            }
-            let mut inclusion = Inclusion::new(pod, &node.node);
-            for ((slot, c), counts) in slots.iter_mut().zip(&constraints).zip(&counts) {
-                let domain = labels.get(c.topology_key).unwrap_or_default();
-                if !counts.contains_key(&domain) || !inclusion.includes(c) {
-                    *slot = EXCLUDED;
+        let per_node =
+            count_matching_pods(cx.snapshot, &constraints, pod.namespace, |node, slots| {
+                let labels = &node.node.labels;
+                if require_all && !has_all_keys(labels, &constraints) {
+                    slots.fill(EXCLUDED);
+                    return;
                 }
-            }
-        });
+                let mut inclusion = Inclusion::new(pod, &node.node);
+                for ((slot, c), counts) in slots.iter_mut().zip(&constraints).zip(&counts) {
+                    let domain = labels.get(c.topology_key).unwrap_or_default();
+                    if !counts.contains_key(&domain) || !inclusion.includes(c) {
+                        *slot = EXCLUDED;
+                    }
+                }
+            });
         for (node, slots) in all.iter().zip(per_node.chunks(constraints.len())) {
             for ((&n, c), counts) in slots.iter().zip(&constraints).zip(counts.iter_mut()) {
                 if n != EXCLUDED
