@@ -8,7 +8,7 @@ use crate::framework::status::Status;
 use crate::model::affinity::{AffinityTerm, WeightedAffinityTerm};
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
-use crate::model::labels::{Labels, Selector};
+use crate::model::labels::Labels;
 use crate::model::node::Node;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
@@ -63,8 +63,10 @@ fn matches_all(terms: &[AffinityTerm], pod: &Pod) -> bool {
             .all(|t| t.matches(pod.namespace, &pod.labels, &Labels::default()))
 }
 
-/// The incoming pod's terms, with `namespaceSelector`s resolved against the cluster's namespaces
-/// (`mergeAffinityTermNamespacesIfNotEmpty`).
+/// The incoming pod's terms, with the namespaces their `namespaceSelector`s select added
+/// (`mergeAffinityTermNamespacesIfNotEmpty`). Upstream takes the term by value, so its attempt to
+/// clear the selector afterwards is lost and the selector stays: later matched against no labels,
+/// a `NotIn` or `DoesNotExist` selector then selects every namespace. That is reproduced.
 fn merged(terms: &[AffinityTerm], cluster: &Cluster) -> Vec<AffinityTerm> {
     terms
         .iter()
@@ -83,7 +85,6 @@ fn merged(terms: &[AffinityTerm], cluster: &Cluster) -> Vec<AffinityTerm> {
                         t.namespaces.push(n);
                     }
                 }
-                t.namespace_selector = Selector::Nothing;
             }
             t
         })
@@ -102,12 +103,12 @@ fn merged_weighted(terms: &[WeightedAffinityTerm], cluster: &Cluster) -> Vec<Wei
         .collect()
 }
 
-/// The namespaces the incoming pod's required terms can match pods in, or `None` when a term
-/// selects namespaces by an everything-selector (then every pod must be looked at).
+/// The namespaces the incoming pod's required terms can match pods in, or `None` when a term's
+/// namespace selector matches a namespace without labels, i.e. any (then every pod is looked at).
 fn term_namespaces(incoming: &IncomingTerms) -> Option<Vec<Str>> {
     let mut namespaces = Vec::new();
     for t in incoming.affinity.iter().chain(&incoming.anti_affinity) {
-        if !matches!(t.namespace_selector, Selector::Nothing) {
+        if t.namespace_selector.matches(&Labels::default()) {
             return None;
         }
         namespaces.extend(t.namespaces.iter().copied());
@@ -694,6 +695,32 @@ mod tests {
         );
         let e = explain(c, p);
         assert_eq!(e.selected, ["b"], "only the blue team's pod repels");
+    }
+
+    #[test]
+    fn a_not_in_namespace_selector_selects_every_namespace_as_upstream_does() {
+        // Upstream resolves the selector to namespaces but keeps it, then matches it against no
+        // labels: `team NotIn [r]` holds there, so the red pod repels too.
+        let ns = |name: &str, team: &str| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {"team": team}}});
+        let c = cluster(vec![
+            ns("blue", "b"),
+            ns("red", "r"),
+            node("a", "4", json!({})),
+            node("b", "4", json!({})),
+            pod("red/web", Some("a"), "1", 0, json!({"app": "web"})),
+        ]);
+        let mut t = term("web", "kubernetes.io/hostname");
+        t["namespaceSelector"] =
+            json!({"matchExpressions": [{"key": "team", "operator": "NotIn", "values": ["r"]}]});
+        let p = with_affinity(
+            pod("blue/x", None, "1", 0, json!({})),
+            "podAntiAffinity",
+            json!([t]),
+            json!([]),
+        );
+        let e = explain(c, p);
+        assert_eq!(e.selected, ["b"]);
+        assert_eq!(reasons_of(&e, "a"), [super::ERR_REASON_ANTI_AFFINITY]);
     }
 
     #[test]
