@@ -1,6 +1,7 @@
 //! One file per upstream plugin, named after it (`framework/plugins/<plugin>`), plus the registry
 //! that builds them by upstream name.
 
+pub mod csi_translation;
 pub mod default_binder;
 pub mod default_preemption;
 pub mod dynamic_resources;
@@ -17,7 +18,9 @@ pub mod pod_topology_spread;
 pub mod queue_sort;
 pub mod resource_allocation;
 pub mod scheduling_gates;
+pub mod storage;
 pub mod taint_toleration;
+pub mod volume_restrictions;
 
 use crate::framework::plugin::Plugin;
 use std::sync::Arc;
@@ -44,7 +47,7 @@ pub const DEFAULT_PLUGINS: &[(&str, Option<i64>)] = &[
     (node_affinity::NAME, Some(2)),
     (node_ports::NAME, None),
     (node_resources_fit::NAME, Some(1)),
-    ("VolumeRestrictions", None),
+    (volume_restrictions::NAME, None),
     ("NodeVolumeLimits", None),
     ("VolumeBinding", None),
     ("VolumeZone", None),
@@ -85,6 +88,7 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
             &args.pod_topology_spread,
         )),
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
+        volume_restrictions::NAME => Arc::new(volume_restrictions::VolumeRestrictions),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,
     };
