@@ -21,6 +21,7 @@ pub mod scheduling_gates;
 pub mod storage;
 pub mod taint_toleration;
 pub mod volume_restrictions;
+pub mod volume_zone;
 
 use crate::framework::plugin::Plugin;
 use std::sync::Arc;
@@ -50,7 +51,7 @@ pub const DEFAULT_PLUGINS: &[(&str, Option<i64>)] = &[
     (volume_restrictions::NAME, None),
     ("NodeVolumeLimits", None),
     ("VolumeBinding", None),
-    ("VolumeZone", None),
+    (volume_zone::NAME, None),
     (pod_topology_spread::NAME, Some(2)),
     (inter_pod_affinity::NAME, Some(2)),
     (dynamic_resources::NAME, None),
@@ -89,6 +90,7 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
         )),
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
         volume_restrictions::NAME => Arc::new(volume_restrictions::VolumeRestrictions),
+        volume_zone::NAME => Arc::new(volume_zone::VolumeZone),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,
     };
