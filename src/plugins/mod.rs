@@ -14,6 +14,7 @@ pub mod node_ports;
 pub mod node_resources_balanced_allocation;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod node_volume_limits;
 pub mod pod_topology_spread;
 pub mod queue_sort;
 pub mod resource_allocation;
@@ -49,7 +50,7 @@ pub const DEFAULT_PLUGINS: &[(&str, Option<i64>)] = &[
     (node_ports::NAME, None),
     (node_resources_fit::NAME, Some(1)),
     (volume_restrictions::NAME, None),
-    ("NodeVolumeLimits", None),
+    (node_volume_limits::NAME, None),
     ("VolumeBinding", None),
     (volume_zone::NAME, None),
     (pod_topology_spread::NAME, Some(2)),
@@ -91,6 +92,7 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
         volume_restrictions::NAME => Arc::new(volume_restrictions::VolumeRestrictions),
         volume_zone::NAME => Arc::new(volume_zone::VolumeZone),
+        node_volume_limits::NAME => Arc::new(node_volume_limits::NodeVolumeLimits),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,
     };
