@@ -21,6 +21,7 @@ pub mod resource_allocation;
 pub mod scheduling_gates;
 pub mod storage;
 pub mod taint_toleration;
+pub mod volume_binding;
 pub mod volume_restrictions;
 pub mod volume_zone;
 
@@ -51,7 +52,7 @@ pub const DEFAULT_PLUGINS: &[(&str, Option<i64>)] = &[
     (node_resources_fit::NAME, Some(1)),
     (volume_restrictions::NAME, None),
     (node_volume_limits::NAME, None),
-    ("VolumeBinding", None),
+    (volume_binding::NAME, None),
     (volume_zone::NAME, None),
     (pod_topology_spread::NAME, Some(2)),
     (inter_pod_affinity::NAME, Some(2)),
@@ -92,6 +93,7 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
         volume_restrictions::NAME => Arc::new(volume_restrictions::VolumeRestrictions),
         volume_zone::NAME => Arc::new(volume_zone::VolumeZone),
+        volume_binding::NAME => Arc::new(volume_binding::VolumeBinding),
         node_volume_limits::NAME => Arc::new(node_volume_limits::NodeVolumeLimits),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,

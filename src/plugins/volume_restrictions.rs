@@ -207,7 +207,8 @@ mod tests {
 
     fn rwop_pvc(name: &str) -> Value {
         json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": "default"},
+            "metadata": {"name": name, "namespace": "default",
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
             "spec": {"accessModes": ["ReadWriteOncePod"], "volumeName": "pv-1"}})
     }
 
@@ -305,6 +306,39 @@ mod tests {
         };
         let (s, _) = VolumeRestrictions.pre_filter(&cx, &mut CycleState::default());
         assert!(s.is_skip());
+    }
+
+    /// The real cycle: a higher-priority pod preempts the one holding the claim, and only on
+    /// its node, since evicting pods elsewhere leaves the claim in use.
+    #[test]
+    fn preemption_evicts_the_rwop_claim_holder() {
+        let holder = with_volumes(
+            pod("default/holder", Some("n2"), "100m", 0, json!({})),
+            claim("solo"),
+        );
+        let c = cluster(vec![
+            node("n1", "4", json!({})),
+            node("n2", "4", json!({})),
+            pod("default/other", Some("n1"), "100m", 0, json!({})),
+            rwop_pvc("solo"),
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+                "spec": {"accessModes": ["ReadWriteOncePod"], "csi": {"driver": "d", "volumeHandle": "h"},
+                    "claimRef": {"name": "solo", "namespace": "default"}}}),
+            holder,
+        ]);
+        let e = crate::testing::explain(
+            c,
+            with_volumes(pod("default/b", None, "100m", 10, json!({})), claim("solo")),
+        );
+        assert!(
+            e.message_before_post_filter
+                .contains(ERR_REASON_RWOP_CONFLICT),
+            "{}",
+            e.message
+        );
+        let p = e.preemption.expect("preemption ran");
+        assert_eq!(p.nominated_node, "n2");
+        assert_eq!(p.victims, ["default/holder"]);
     }
 
     /// Preemption removes the pod holding the claim: RemovePod clears the conflict, AddPod brings
