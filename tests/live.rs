@@ -52,6 +52,8 @@ fn whatif_reads_every_kind_concurrently_paginated_from_the_watch_cache() {
         "/apis/storage.k8s.io/v1/storageclasses",
         "/apis/storage.k8s.io/v1/csinodes",
         "/apis/storage.k8s.io/v1/csidrivers",
+        "/apis/storage.k8s.io/v1/csistoragecapacities",
+        "/apis/storage.k8s.io/v1/volumeattachments",
         "/api/v1/services",
         "/api/v1/replicationcontrollers",
         "/apis/apps/v1/replicasets",
@@ -258,7 +260,7 @@ fn a_forbidden_optional_kind_is_one_warning_naming_what_it_costs() {
         warnings,
         vec![
             "warning: cannot list poddisruptionbudgets (403 Forbidden): preemption ignores PDBs",
-            "warning: cannot list csidrivers (the API server does not serve them): CSI drivers' attach requirements are unknown to NodeVolumeLimits",
+            "warning: cannot list csidrivers (the API server does not serve them): which CSI drivers track storage capacity is unknown to VolumeBinding",
         ],
         "{}",
         run.stderr

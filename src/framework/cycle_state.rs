@@ -4,7 +4,8 @@
 
 use crate::plugins::{
     inter_pod_affinity, node_affinity, node_ports, node_resources_balanced_allocation,
-    node_resources_fit, pod_topology_spread, taint_toleration,
+    node_resources_fit, node_volume_limits, pod_topology_spread, taint_toleration, volume_binding,
+    volume_restrictions, volume_zone,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -25,6 +26,10 @@ pub struct CycleState {
     pub pod_topology_spread_score: Option<pod_topology_spread::PreScoreState>,
     pub inter_pod_affinity: Option<inter_pod_affinity::PreFilterState>,
     pub inter_pod_affinity_score: Option<inter_pod_affinity::PreScoreState>,
+    pub volume_restrictions: Option<volume_restrictions::PreFilterState>,
+    pub volume_binding: Option<volume_binding::PreFilterState>,
+    pub volume_zone: Option<volume_zone::PreFilterState>,
+    pub node_volume_limits: Option<node_volume_limits::PreFilterState>,
     /// DynamicResources ran its PreFilter (its PostFilter reads this).
     pub dynamic_resources_prefiltered: bool,
 }

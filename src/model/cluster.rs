@@ -9,7 +9,7 @@ use super::node::Node;
 use super::pod::Pod;
 use crate::source::{Dump, Object, SnapshotMeta};
 use k8s_openapi::api::core::v1 as k8s;
-use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, StorageClass};
+use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, CSIStorageCapacity, StorageClass};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -31,6 +31,13 @@ pub struct Pdb {
     pub disruptions_allowed: i32,
     /// `status.disruptedPods`: pods already being evicted.
     pub disrupted_pods: Vec<Str>,
+}
+
+/// A VolumeAttachment as NodeVolumeLimits reads it: which driver attached which PV.
+#[derive(Clone, Debug)]
+pub struct VolumeAttachment {
+    pub attacher: Str,
+    pub persistent_volume: Option<Str>,
 }
 
 /// Selectors of the objects that drive the system default topology spreading.
@@ -58,6 +65,9 @@ pub struct Cluster {
     pub storage_classes: HashMap<Str, Arc<StorageClass>>,
     pub csi_nodes: HashMap<Str, Arc<CSINode>>,
     pub csi_drivers: HashMap<Str, Arc<CSIDriver>>,
+    pub csi_storage_capacities: Vec<Arc<CSIStorageCapacity>>,
+    /// VolumeAttachments by node name.
+    pub volume_attachments: HashMap<Str, Vec<VolumeAttachment>>,
     pub workloads: Workloads,
     pub leases: Vec<k8s_openapi::api::coordination::v1::Lease>,
     pub lease_candidates: Vec<serde_json::Value>,
@@ -255,6 +265,21 @@ impl ClusterBuilder {
                     Str::new(d.metadata.name.as_deref().unwrap_or("")),
                     Arc::new(*d),
                 );
+            }
+            Object::CsiStorageCapacity(cap) => c.csi_storage_capacities.push(Arc::new(*cap)),
+            Object::VolumeAttachment(va) => {
+                let spec = &va.spec;
+                c.volume_attachments
+                    .entry(Str::new(&spec.node_name))
+                    .or_default()
+                    .push(VolumeAttachment {
+                        attacher: Str::new(&spec.attacher),
+                        persistent_volume: spec
+                            .source
+                            .persistent_volume_name
+                            .as_deref()
+                            .map(Str::new),
+                    });
             }
             Object::Service(svc) => {
                 let (ns, _) = ns_name(&svc.metadata);

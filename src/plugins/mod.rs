@@ -1,6 +1,7 @@
 //! One file per upstream plugin, named after it (`framework/plugins/<plugin>`), plus the registry
 //! that builds them by upstream name.
 
+pub mod csi_translation;
 pub mod default_binder;
 pub mod default_preemption;
 pub mod dynamic_resources;
@@ -13,11 +14,16 @@ pub mod node_ports;
 pub mod node_resources_balanced_allocation;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod node_volume_limits;
 pub mod pod_topology_spread;
 pub mod queue_sort;
 pub mod resource_allocation;
 pub mod scheduling_gates;
+pub mod storage;
 pub mod taint_toleration;
+pub mod volume_binding;
+pub mod volume_restrictions;
+pub mod volume_zone;
 
 use crate::framework::plugin::Plugin;
 use std::sync::Arc;
@@ -44,10 +50,10 @@ pub const DEFAULT_PLUGINS: &[(&str, Option<i64>)] = &[
     (node_affinity::NAME, Some(2)),
     (node_ports::NAME, None),
     (node_resources_fit::NAME, Some(1)),
-    ("VolumeRestrictions", None),
-    ("NodeVolumeLimits", None),
-    ("VolumeBinding", None),
-    ("VolumeZone", None),
+    (volume_restrictions::NAME, None),
+    (node_volume_limits::NAME, None),
+    (volume_binding::NAME, None),
+    (volume_zone::NAME, None),
     (pod_topology_spread::NAME, Some(2)),
     (inter_pod_affinity::NAME, Some(2)),
     (dynamic_resources::NAME, None),
@@ -88,6 +94,10 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
             args: args.inter_pod_affinity.clone(),
         }),
         image_locality::NAME => Arc::new(image_locality::ImageLocality),
+        volume_restrictions::NAME => Arc::new(volume_restrictions::VolumeRestrictions),
+        volume_zone::NAME => Arc::new(volume_zone::VolumeZone),
+        volume_binding::NAME => Arc::new(volume_binding::VolumeBinding),
+        node_volume_limits::NAME => Arc::new(node_volume_limits::NodeVolumeLimits),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         _ => return None,
     };

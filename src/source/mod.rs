@@ -14,7 +14,9 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, StorageClass};
+use k8s_openapi::api::storage::v1::{
+    CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment,
+};
 use k8s_openapi::jiff::Timestamp;
 
 /// What a snapshot records about when and where it was taken.
@@ -52,6 +54,8 @@ pub enum Object {
     StorageClass(Box<StorageClass>),
     CsiNode(Box<CSINode>),
     CsiDriver(Box<CSIDriver>),
+    CsiStorageCapacity(Box<CSIStorageCapacity>),
+    VolumeAttachment(Box<VolumeAttachment>),
     Service(Box<Service>),
     ReplicationController(Box<ReplicationController>),
     ReplicaSet(Box<ReplicaSet>),
@@ -109,6 +113,8 @@ impl Object {
             "StorageClass" => Object::StorageClass(typed(d)?),
             "CSINode" => Object::CsiNode(typed(d)?),
             "CSIDriver" => Object::CsiDriver(typed(d)?),
+            "CSIStorageCapacity" => Object::CsiStorageCapacity(typed(d)?),
+            "VolumeAttachment" => Object::VolumeAttachment(typed(d)?),
             "Service" => Object::Service(typed(d)?),
             "ReplicationController" => Object::ReplicationController(typed(d)?),
             "ReplicaSet" => Object::ReplicaSet(typed(d)?),
@@ -143,6 +149,8 @@ impl Dump {
             Object::StorageClass(x) => self.storage_classes.push(*x),
             Object::CsiNode(x) => self.csi_nodes.push(*x),
             Object::CsiDriver(x) => self.csi_drivers.push(*x),
+            Object::CsiStorageCapacity(x) => self.csi_storage_capacities.push(*x),
+            Object::VolumeAttachment(x) => self.volume_attachments.push(*x),
             Object::Service(x) => self.services.push(*x),
             Object::ReplicationController(x) => self.replication_controllers.push(*x),
             Object::ReplicaSet(x) => self.replica_sets.push(*x),
@@ -188,6 +196,16 @@ impl Dump {
                     .map(|x| Object::CsiDriver(Box::new(x))),
             )
             .chain(
+                self.csi_storage_capacities
+                    .into_iter()
+                    .map(|x| Object::CsiStorageCapacity(Box::new(x))),
+            )
+            .chain(
+                self.volume_attachments
+                    .into_iter()
+                    .map(|x| Object::VolumeAttachment(Box::new(x))),
+            )
+            .chain(
                 self.services
                     .into_iter()
                     .map(|x| Object::Service(Box::new(x))),
@@ -230,6 +248,8 @@ pub struct Dump {
     pub storage_classes: Vec<StorageClass>,
     pub csi_nodes: Vec<CSINode>,
     pub csi_drivers: Vec<CSIDriver>,
+    pub csi_storage_capacities: Vec<CSIStorageCapacity>,
+    pub volume_attachments: Vec<VolumeAttachment>,
     pub services: Vec<Service>,
     pub replication_controllers: Vec<ReplicationController>,
     pub replica_sets: Vec<ReplicaSet>,

@@ -104,6 +104,8 @@ pub fn redact(dump: &mut Dump) {
         storage_classes,
         csi_nodes,
         csi_drivers,
+        csi_storage_capacities,
+        volume_attachments,
         services,
         replication_controllers,
         replica_sets,
@@ -141,6 +143,8 @@ pub fn counts(dump: &Dump) -> Vec<(&'static str, usize)> {
         ("storageclasses", dump.storage_classes.len()),
         ("csinodes", dump.csi_nodes.len()),
         ("csidrivers", dump.csi_drivers.len()),
+        ("csistoragecapacities", dump.csi_storage_capacities.len()),
+        ("volumeattachments", dump.volume_attachments.len()),
         ("services", dump.services.len()),
         ("replicationcontrollers", dump.replication_controllers.len()),
         ("replicasets", dump.replica_sets.len()),
@@ -211,6 +215,8 @@ pub fn write<W: Write>(dump: &Dump, format: Format, out: &mut W) -> std::io::Res
     w.all(&dump.storage_classes)?;
     w.all(&dump.csi_nodes)?;
     w.all(&dump.csi_drivers)?;
+    w.all(&dump.csi_storage_capacities)?;
+    w.all(&dump.volume_attachments)?;
     w.all(&dump.services)?;
     w.all(&dump.replication_controllers)?;
     w.all(&dump.replica_sets)?;

@@ -107,6 +107,20 @@ pub const RESOURCES: &[Resource] = &[
     ),
     r("storage.k8s.io", "v1", "CSINode", "csinodes", false),
     r("storage.k8s.io", "v1", "CSIDriver", "csidrivers", false),
+    r(
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        "csistoragecapacities",
+        true,
+    ),
+    r(
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        "volumeattachments",
+        false,
+    ),
     r("coordination.k8s.io", "v1", "Lease", "leases", true),
     r(
         "coordination.k8s.io",

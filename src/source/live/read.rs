@@ -12,7 +12,9 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, StorageClass};
+use k8s_openapi::api::storage::v1::{
+    CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroup, APIResourceList, ListMeta};
 use k8s_openapi::apimachinery::pkg::version::Info;
 use serde::de::DeserializeOwned;
@@ -57,7 +59,11 @@ fn consequence(plural: &str) -> &'static str {
             "unbound claims' binding mode and topology are unknown to VolumeBinding"
         }
         "csinodes" => "CSI volume limits per node are unknown to NodeVolumeLimits",
-        "csidrivers" => "CSI drivers' attach requirements are unknown to NodeVolumeLimits",
+        "csidrivers" => "which CSI drivers track storage capacity is unknown to VolumeBinding",
+        "csistoragecapacities" => {
+            "storage capacity of drivers that track it is unknown to VolumeBinding"
+        }
+        "volumeattachments" => "volumes attached without a pod are unknown to NodeVolumeLimits",
         "services" | "replicationcontrollers" | "replicasets" | "statefulsets" => {
             "default topology spreading does not see the pods' owners and services"
         }
@@ -411,6 +417,8 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         "storageclasses",
         "csinodes",
         "csidrivers",
+        "csistoragecapacities",
+        "volumeattachments",
         "services",
         "replicationcontrollers",
         "replicasets",
@@ -461,6 +469,12 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         &reader,
         |r| async move { r.optional_kind::<CSIDriver>().await },
     );
+    let capacities = spawn(&reader, |r| async move {
+        r.optional_kind::<CSIStorageCapacity>().await
+    });
+    let attachments = spawn(&reader, |r| async move {
+        r.optional_kind::<VolumeAttachment>().await
+    });
     let services = spawn(
         &reader,
         |r| async move { r.optional_kind::<Service>().await },
@@ -504,6 +518,8 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         storage_classes: join(storage_classes).await?,
         csi_nodes: join(csi_nodes).await?,
         csi_drivers: join(csi_drivers).await?,
+        csi_storage_capacities: join(capacities).await?,
+        volume_attachments: join(attachments).await?,
         services: join(services).await?,
         replication_controllers: join(rcs).await?,
         replica_sets: join(replica_sets).await?,

@@ -1,0 +1,568 @@
+//! NodeVolumeLimits (PreFilter, Filter), the CSI limits plugin: the volumes of a CSI driver
+//! attached to a node, counting in-tree volumes migrated to CSI, may not exceed what the node's
+//! CSINode allows for that driver. A volume several pods share counts once.
+
+use super::csi_translation::{self, InTree};
+use super::storage::{
+    claim_class, claim_volume_name, ephemeral_claim_is_for_pod, ephemeral_claim_name,
+    migrated_on_node, pvc_not_found,
+};
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
+use crate::framework::status::Status;
+use crate::model::cluster::Cluster;
+use crate::model::intern::Str;
+use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
+use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::storage::v1::CSINode;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+pub const NAME: &str = "NodeVolumeLimits";
+pub const ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: &str = "node(s) exceed max volume count";
+
+/// Stands in for upstream's random prefix of the handle it gives a claim not bound yet: unique
+/// to the claim and unlike any real handle.
+const UNBOUND_HANDLE_PREFIX: &str = "\u{0}kubectl-sched-unbound";
+
+/// A volume as `getVolumeUniqueName` identifies it: driver and handle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct VolumeId<'a> {
+    driver: &'a str,
+    handle: Cow<'a, str>,
+}
+
+/// How a volume counts towards a node's CSI limits, before knowing the node.
+#[derive(Clone, Debug)]
+enum Attachable<'a> {
+    Csi(VolumeId<'a>),
+    /// An in-tree volume (or provisioner) counts as its CSI driver's where the node migrated it;
+    /// `Err` when translating it fails, which upstream reports as an error on such nodes only.
+    InTree(&'static InTree, Result<Option<VolumeId<'a>>, String>),
+}
+
+impl<'a> Attachable<'a> {
+    /// A copy that owns its strings, for the cycle state.
+    fn into_static(self) -> Attachable<'static> {
+        let own = |id: VolumeId| VolumeId {
+            driver: Str::new(id.driver).as_str(),
+            handle: Cow::Owned(id.handle.into_owned()),
+        };
+        match self {
+            Attachable::Csi(id) => Attachable::Csi(own(id)),
+            Attachable::InTree(p, r) => Attachable::InTree(p, r.map(|id| id.map(own))),
+        }
+    }
+
+    /// The volume on a node with this CSINode; `None` when it does not count there.
+    fn on_node(&self, csi_node: Option<&CSINode>) -> Result<Option<&VolumeId<'a>>, String> {
+        match self {
+            Attachable::Csi(id) => Ok(Some(id)),
+            Attachable::InTree(p, r) if migration_on(csi_node, p) => match r {
+                Ok(id) => Ok(id.as_ref()),
+                Err(e) => Err(e.clone()),
+            },
+            Attachable::InTree(..) => Ok(None),
+        }
+    }
+}
+
+/// `isCSIMigrationOn`.
+fn migration_on(csi_node: Option<&CSINode>, p: &InTree) -> bool {
+    csi_node.is_some()
+        && p.migrated
+        && (!p.limits_need_annotation || migrated_on_node(csi_node, p.plugin))
+}
+
+/// `getCSIDriverInfo`: the claim's PV, else what its StorageClass would provision.
+fn claim_attachable<'a>(
+    cluster: &'a Cluster,
+    pvc: &'a k8s::PersistentVolumeClaim,
+) -> Option<Attachable<'a>> {
+    let pv = Str::existing(claim_volume_name(pvc)).and_then(|n| cluster.pvs.get(&n));
+    let Some(pv) = pv else {
+        return class_attachable(cluster, pvc);
+    };
+    if let Some(csi) = pv.spec.as_ref().and_then(|s| s.csi.as_ref()) {
+        return Some(Attachable::Csi(VolumeId {
+            driver: &csi.driver,
+            handle: Cow::Borrowed(&csi.volume_handle),
+        }));
+    }
+    let plugin = csi_translation::pv_plugin(pv)?;
+    let translated = csi_translation::translate_pv(pv).ok().map(|t| VolumeId {
+        driver: t.driver,
+        handle: Cow::Owned(t.handle),
+    });
+    Some(Attachable::InTree(plugin, Ok(translated)))
+}
+
+/// `getCSIDriverInfoFromSC`.
+fn class_attachable<'a>(
+    cluster: &'a Cluster,
+    pvc: &'a k8s::PersistentVolumeClaim,
+) -> Option<Attachable<'a>> {
+    let class = Str::existing(claim_class(pvc)).and_then(|n| cluster.storage_classes.get(&n))?;
+    let handle = Cow::Owned(format!(
+        "{UNBOUND_HANDLE_PREFIX}-{}/{}",
+        pvc.metadata.namespace.as_deref().unwrap_or(""),
+        pvc.metadata.name.as_deref().unwrap_or("")
+    ));
+    Some(match csi_translation::by_plugin_name(&class.provisioner) {
+        Some(p) => Attachable::InTree(
+            p,
+            Ok(Some(VolumeId {
+                driver: p.driver,
+                handle,
+            })),
+        ),
+        None => Attachable::Csi(VolumeId {
+            driver: &class.provisioner,
+            handle,
+        }),
+    })
+}
+
+/// `checkAttachableInlineVolume`, before knowing the node.
+fn inline_attachable(v: &k8s::Volume) -> Option<Attachable<'static>> {
+    let plugin = csi_translation::inline_plugin(v).filter(|p| p.migrated)?;
+    let translated = csi_translation::translate_inline(v)
+        .map(|(driver, handle)| {
+            Some(VolumeId {
+                driver,
+                handle: Cow::Owned(handle),
+            })
+        })
+        .map_err(|e| format!("converting volume({}) from inline to csi: {e}", v.name));
+    Some(Attachable::InTree(plugin, translated))
+}
+
+fn ephemeral_claim<'a>(
+    cluster: &'a Cluster,
+    pod: &Pod,
+    v: &k8s::Volume,
+) -> (String, Option<&'a Arc<k8s::PersistentVolumeClaim>>) {
+    let name = ephemeral_claim_name(&pod.name, v);
+    let pvc = Str::existing(&name).and_then(|n| cluster.pvcs.get(&(pod.namespace, n)));
+    (name, pvc)
+}
+
+/// `filterAttachableVolumes` for the pod being scheduled, in volume order: what each volume
+/// counts as, or the status that stops the Filter when it is reached.
+fn new_pod_volumes(cx: &Cx) -> Vec<Result<Attachable<'static>, Status>> {
+    let pod = cx.pod;
+    let cluster = &*cx.snapshot.cluster;
+    let mut out = Vec::new();
+    for v in &pod.volumes {
+        let (name, pvc, ephemeral) = if let Some(c) = &v.persistent_volume_claim {
+            let pvc =
+                Str::existing(&c.claim_name).and_then(|n| cluster.pvcs.get(&(pod.namespace, n)));
+            (c.claim_name.clone(), pvc, false)
+        } else if v.ephemeral.is_some() {
+            let (name, pvc) = ephemeral_claim(cluster, pod, v);
+            (name, pvc, true)
+        } else {
+            out.extend(inline_attachable(v).map(Ok));
+            continue;
+        };
+        if name.is_empty() {
+            out.push(Err(Status::error("PersistentVolumeClaim had no name")));
+            continue;
+        }
+        let Some(pvc) = pvc else {
+            out.push(Err(Status::unresolvable(format!(
+                "looking up PVC {}/{name}: {}",
+                pod.namespace,
+                pvc_not_found(&name)
+            ))));
+            continue;
+        };
+        if ephemeral && let Err(e) = ephemeral_claim_is_for_pod(pod, pvc) {
+            out.push(Err(Status::error(e)));
+            continue;
+        }
+        out.extend(claim_attachable(cluster, pvc).map(|a| Ok(a.into_static())));
+    }
+    out
+}
+
+#[derive(Clone, Debug)]
+pub struct PreFilterState {
+    new_volumes: Arc<Vec<Result<Attachable<'static>, Status>>>,
+}
+
+pub struct NodeVolumeLimits;
+
+fn insert<'a>(set: &mut Vec<VolumeId<'a>>, id: &VolumeId<'a>) {
+    if !set.contains(id) {
+        set.push(id.clone());
+    }
+}
+
+/// The volumes of the pods already on the node (`filterAttachableVolumes` for existing pods).
+fn attached_volumes<'a>(
+    cluster: &'a Cluster,
+    node: &'a NodeInfo,
+    csi_node: Option<&CSINode>,
+) -> Result<Vec<VolumeId<'a>>, Status> {
+    let mut attached = Vec::new();
+    // Every claim the node's pods mount; a claim several pods share is one volume anyway.
+    for key in node.pvc_ref_counts.keys() {
+        if let Some(a) = cluster
+            .pvcs
+            .get(key)
+            .and_then(|pvc| claim_attachable(cluster, pvc))
+            && let Ok(Some(id)) = a.on_node(csi_node)
+        {
+            insert(&mut attached, id);
+        }
+    }
+    for pod in &node.pods {
+        for v in &pod.volumes {
+            let a = if v.persistent_volume_claim.is_some() {
+                continue;
+            } else if v.ephemeral.is_some() {
+                let (_, pvc) = ephemeral_claim(cluster, pod, v);
+                let Some(pvc) = pvc else { continue };
+                ephemeral_claim_is_for_pod(pod, pvc).map_err(Status::error)?;
+                claim_attachable(cluster, pvc)
+            } else {
+                inline_attachable(v)
+            };
+            if let Some(a) = a
+                && let Some(id) = a.on_node(csi_node).map_err(Status::error)?
+            {
+                insert(&mut attached, id);
+            }
+        }
+    }
+    Ok(attached)
+}
+
+impl Plugin for NodeVolumeLimits {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_FILTER | Points::FILTER
+    }
+
+    fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
+        let relevant = cx.pod.volumes.iter().any(|v| {
+            v.persistent_volume_claim.is_some()
+                || v.ephemeral.is_some()
+                || csi_translation::inline_plugin(v).is_some()
+        });
+        if !relevant {
+            return (Status::skip(), None);
+        }
+        state.node_volume_limits = Some(PreFilterState {
+            new_volumes: Arc::new(new_pod_volumes(cx)),
+        });
+        (Status::success(), None)
+    }
+
+    fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+        if cx.pod.volumes.is_empty() {
+            return Status::success();
+        }
+        let computed;
+        let entries = match &state.node_volume_limits {
+            Some(s) => &s.new_volumes[..],
+            None => {
+                computed = new_pod_volumes(cx);
+                &computed[..]
+            }
+        };
+        let cluster = &*cx.snapshot.cluster;
+        let csi_node = cluster.csi_nodes.get(&node.name()).map(|n| &**n);
+        let mut new: Vec<VolumeId> = Vec::new();
+        for e in entries {
+            match e {
+                Err(s) => return s.clone(),
+                Ok(a) => match a.on_node(csi_node) {
+                    Err(msg) => return Status::error(msg),
+                    Ok(Some(id)) => insert(&mut new, id),
+                    Ok(None) => {}
+                },
+            }
+        }
+        if new.is_empty() {
+            return Status::success();
+        }
+        let limits: Vec<(&str, i64)> = csi_node
+            .into_iter()
+            .flat_map(|n| n.spec.drivers.iter())
+            .filter_map(|d| {
+                let count = d.allocatable.as_ref()?.count?;
+                Some((d.name.as_str(), i64::from(count)))
+            })
+            .collect();
+        if limits.is_empty() {
+            return Status::success();
+        }
+        let attached = match attached_volumes(cluster, node, csi_node) {
+            Ok(a) => a,
+            Err(s) => return s,
+        };
+        let mut counted = attached.clone();
+        for va in cluster
+            .volume_attachments
+            .get(&node.name())
+            .into_iter()
+            .flatten()
+        {
+            let Some(pv) = va.persistent_volume.and_then(|n| cluster.pvs.get(&n)) else {
+                continue;
+            };
+            if va.attacher.is_empty() {
+                continue;
+            }
+            if let Some(csi) = pv.spec.as_ref().and_then(|s| s.csi.as_ref()) {
+                insert(
+                    &mut counted,
+                    &VolumeId {
+                        driver: va.attacher.as_str(),
+                        handle: Cow::Borrowed(&csi.volume_handle),
+                    },
+                );
+            }
+        }
+        new.retain(|id| !attached.contains(id));
+        let exceeds = limits.iter().any(|&(driver, limit)| {
+            let adding = new.iter().filter(|id| id.driver == driver).count() as i64;
+            let present = counted.iter().filter(|id| id.driver == driver).count() as i64;
+            adding > 0 && present + adding > limit
+        });
+        if exceeds {
+            Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        } else {
+            Status::success()
+        }
+    }
+
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::snapshot::Snapshot;
+    use crate::model::cluster::convert_pod;
+    use crate::testing::{cluster, node, pod};
+    use serde_json::{Value, json};
+
+    fn with_volumes(mut p: Value, volumes: Value) -> Value {
+        p["spec"]["volumes"] = volumes;
+        p
+    }
+
+    fn claims(names: &[&str]) -> Value {
+        Value::Array(
+            names
+                .iter()
+                .map(|n| json!({"name": n, "persistentVolumeClaim": {"claimName": n}}))
+                .collect(),
+        )
+    }
+
+    /// A claim bound to a CSI PV of `driver`.
+    fn csi_claim(name: &str, driver: &str) -> Vec<Value> {
+        vec![
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": name, "namespace": "default",
+                    "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                "spec": {"volumeName": format!("pv-{name}")}}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": format!("pv-{name}")},
+                "spec": {"csi": {"driver": driver, "volumeHandle": format!("h-{name}")}}}),
+        ]
+    }
+
+    fn csi_node(name: &str, limits: &[(&str, i32)]) -> Value {
+        let drivers: Vec<Value> = limits
+            .iter()
+            .map(|(d, c)| json!({"name": d, "nodeID": name, "allocatable": {"count": c}}))
+            .collect();
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": name}, "spec": {"drivers": drivers}})
+    }
+
+    fn run(items: Vec<Value>, new_pod: Value) -> Vec<Status> {
+        let snapshot = Snapshot::new(cluster(items), None);
+        let p = convert_pod(serde_json::from_value(new_pod).unwrap())
+            .unwrap()
+            .into_pod();
+        let cx = Cx {
+            pod: &p,
+            snapshot: &snapshot,
+        };
+        let mut state = CycleState::default();
+        let (s, _) = NodeVolumeLimits.pre_filter(&cx, &mut state);
+        assert!(s.is_success(), "{s:?}");
+        snapshot
+            .nodes
+            .iter()
+            .map(|n| NodeVolumeLimits.filter(&cx, &state, n))
+            .collect()
+    }
+
+    #[test]
+    fn limits_count_attached_volumes_per_driver() {
+        let mut items = vec![
+            node("n1", "4", json!({})),
+            node("n2", "4", json!({})),
+            node("n3", "4", json!({})),
+            csi_node("n1", &[("ebs", 1)]),
+            csi_node("n2", &[("ebs", 2)]),
+            csi_node("n3", &[("other", 0)]),
+            with_volumes(
+                pod("default/a", Some("n1"), "1m", 0, json!({})),
+                claims(&["old"]),
+            ),
+            with_volumes(
+                pod("default/b", Some("n2"), "1m", 0, json!({})),
+                claims(&["old"]),
+            ),
+            with_volumes(
+                pod("default/c", Some("n3"), "1m", 0, json!({})),
+                claims(&["old"]),
+            ),
+        ];
+        items.extend(csi_claim("old", "ebs"));
+        items.extend(csi_claim("new", "ebs"));
+        let v = run(
+            items,
+            with_volumes(pod("default/p", None, "1m", 0, json!({})), claims(&["new"])),
+        );
+        assert_eq!(
+            v[0],
+            Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        );
+        assert!(v[1].is_success());
+        // No limit for the driver the pod uses.
+        assert!(v[2].is_success());
+    }
+
+    #[test]
+    fn a_volume_already_on_the_node_does_not_count_again() {
+        let mut items = vec![
+            node("n1", "4", json!({})),
+            csi_node("n1", &[("ebs", 1)]),
+            with_volumes(
+                pod("default/a", Some("n1"), "1m", 0, json!({})),
+                claims(&["shared"]),
+            ),
+        ];
+        items.extend(csi_claim("shared", "ebs"));
+        let v = run(
+            items,
+            with_volumes(
+                pod("default/p", None, "1m", 0, json!({})),
+                claims(&["shared"]),
+            ),
+        );
+        assert!(v[0].is_success());
+    }
+
+    #[test]
+    fn volume_attachments_without_pods_count() {
+        let mut items = vec![node("n1", "4", json!({})), csi_node("n1", &[("ebs", 1)])];
+        items.extend(csi_claim("leftover", "ebs"));
+        items.extend(csi_claim("new", "ebs"));
+        items.push(json!({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+            "metadata": {"name": "va"},
+            "spec": {"attacher": "ebs", "nodeName": "n1", "source": {"persistentVolumeName": "pv-leftover"}}}));
+        let v = run(
+            items,
+            with_volumes(pod("default/p", None, "1m", 0, json!({})), claims(&["new"])),
+        );
+        assert_eq!(
+            v[0],
+            Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        );
+    }
+
+    /// In-tree EBS volumes count as the CSI driver's wherever the node has a CSINode.
+    #[test]
+    fn migrated_in_tree_volumes_and_unbound_claims_count() {
+        let ebs = |id: &str| json!([{"name": "d", "awsElasticBlockStore": {"volumeID": id}}]);
+        let items = vec![
+            node("n1", "4", json!({})),
+            node("n2", "4", json!({})),
+            csi_node("n1", &[("ebs.csi.aws.com", 1)]),
+            with_volumes(
+                pod("default/a", Some("n1"), "1m", 0, json!({})),
+                ebs("vol-1"),
+            ),
+            with_volumes(
+                pod("default/b", Some("n2"), "1m", 0, json!({})),
+                ebs("vol-1"),
+            ),
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": "gp2"}, "provisioner": "kubernetes.io/aws-ebs"}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "fresh", "namespace": "default"},
+                "spec": {"storageClassName": "gp2"}}),
+        ];
+        let v = run(
+            items.clone(),
+            with_volumes(
+                pod("default/p", None, "1m", 0, json!({})),
+                claims(&["fresh"]),
+            ),
+        );
+        assert_eq!(
+            v[0],
+            Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        );
+        // No CSINode on n2: nothing is migrated there, so no limit applies.
+        assert!(v[1].is_success());
+        // The same in-tree volume again is already attached.
+        let v = run(
+            items,
+            with_volumes(
+                pod("default/p", None, "1m", 0, json!({})),
+                ebs("aws://us-east-1a/vol-1"),
+            ),
+        );
+        assert!(v[0].is_success());
+    }
+
+    #[test]
+    fn missing_claim_and_foreign_ephemeral_claim() {
+        let mut items = vec![node("n1", "4", json!({})), csi_node("n1", &[("ebs", 1)])];
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "p-scratch", "namespace": "default",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "other",
+                    "uid": "other-uid", "controller": true}]},
+            "spec": {"storageClassName": "x"}}));
+        let v = run(
+            items.clone(),
+            with_volumes(
+                pod("default/p", None, "1m", 0, json!({})),
+                claims(&["nope"]),
+            ),
+        );
+        assert_eq!(
+            v[0],
+            Status::unresolvable(
+                "looking up PVC default/nope: persistentvolumeclaim \"nope\" not found"
+            )
+        );
+        let eph = json!([{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]);
+        let v = run(
+            items,
+            with_volumes(pod("default/p", None, "1m", 0, json!({})), eph),
+        );
+        assert_eq!(
+            v[0],
+            Status::error(
+                "PVC default/p-scratch was not created for pod default/p (pod is not owner)"
+            )
+        );
+    }
+}

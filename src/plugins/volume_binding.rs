@@ -1,0 +1,961 @@
+//! VolumeBinding (PreFilter, Filter, PreScore, Score, Reserve, PreBind): every claim of the pod
+//! must be bound, or bindable on the node: bound PVs' node affinity must match it, and each
+//! unbound claim whose class waits for the first consumer needs an available PV the node can
+//! reach or a provisioner whose allowed topologies (and tracked capacity) include the node.
+//! Scoring needs StorageCapacityScoring, off by default in v1.34, so PreScore always skips.
+
+use super::csi_translation::{self, InTree};
+use super::storage::{
+    ANN_BIND_COMPLETED, ANN_SELECTED_NODE, NOT_SUPPORTED_PROVISIONER, TopologyTerms,
+    access_modes_match, annotation, claim_class, claim_key, claim_request, claim_volume_name,
+    ephemeral_claim_is_for_pod, ephemeral_claim_name, migrated_on_node, name,
+    node_affinity_matches, parse_volume_node_affinity, pvc_not_found, volume_bound_to_claim,
+    volume_capacity, volume_class, volume_mode_mismatch,
+};
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
+use crate::framework::status::{Code, Status};
+use crate::model::cluster::Cluster;
+use crate::model::intern::Str;
+use crate::model::labels::{Labels, Selector};
+use crate::model::node_info::NodeInfo;
+use crate::model::node_selector::NodeSelector;
+use crate::model::pod::Pod;
+use crate::model::quantity::Quantity;
+use k8s_openapi::api::core::v1 as k8s;
+use std::sync::Arc;
+
+pub const NAME: &str = "VolumeBinding";
+pub const ERR_REASON_BIND_CONFLICT: &str =
+    "node(s) didn't find available persistent volumes to bind";
+pub const ERR_REASON_NODE_CONFLICT: &str = "node(s) didn't match PersistentVolume's node affinity";
+pub const ERR_REASON_NOT_ENOUGH_SPACE: &str = "node(s) did not have enough free storage";
+pub const ERR_REASON_PV_NOT_EXIST: &str =
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
+pub const ERR_UNBOUND_IMMEDIATE: &str = "pod has unbound immediate PersistentVolumeClaims";
+
+/// What PreFilter learnt about the pod's claims (`PodVolumeClaims`), prepared for every node.
+#[derive(Clone, Debug)]
+pub struct PreFilterState(Arc<Claims>);
+
+#[derive(Debug)]
+struct Claims {
+    bound: Vec<BoundClaim>,
+    /// Unbound claims of classes that wait for the first consumer, in the pod's volume order.
+    delayed: Vec<DelayedClaim>,
+    /// The PVs of the delayed claims' classes, by name.
+    volumes: Vec<Volume>,
+}
+
+#[derive(Debug)]
+struct BoundClaim {
+    /// `None`: the PV the claim names does not exist.
+    volume: Option<BoundVolume>,
+}
+
+#[derive(Debug)]
+struct BoundVolume {
+    affinity: Option<NodeSelector>,
+    /// An in-tree PV of a plugin the scheduler migrates: read as its CSI translation on nodes
+    /// whose CSINode lists the plugin as migrated (`tryTranslatePVToCSI`).
+    migrated: Option<(&'static InTree, Result<Option<NodeSelector>, String>)>,
+}
+
+#[derive(Debug)]
+struct Volume {
+    pv: Arc<k8s::PersistentVolume>,
+    size: Quantity,
+    affinity: Option<NodeSelector>,
+}
+
+/// A PV `FindMatchingVolume` would consider for a claim, whatever the node.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    volume: usize,
+    /// The PV is already reserved for this claim: taken if the node matches, else nothing is.
+    bound_to_claim: bool,
+}
+
+#[derive(Debug)]
+struct DelayedClaim {
+    key: String,
+    size: Quantity,
+    /// `volume.kubernetes.io/selected-node`: provisioning was already started for that node.
+    selected_node: Option<String>,
+    /// The candidates in the order they are tried, or the error matching them gives.
+    matching: Result<Vec<Candidate>, String>,
+    provision: Result<Provision, String>,
+}
+
+#[derive(Debug)]
+enum Provision {
+    /// The class has no provisioner (or `kubernetes.io/no-provisioner`).
+    Unsupported,
+    Dynamic {
+        class: String,
+        provisioner: String,
+        topology: TopologyTerms,
+        capacity: Capacity,
+    },
+}
+
+#[derive(Debug)]
+enum Capacity {
+    Unchecked,
+    /// The driver tracks capacity: node topologies of the CSIStorageCapacities big enough.
+    Tracked(Vec<Selector>),
+}
+
+/// What the node would get (`PodVolumes`).
+struct PodVolumes<'s> {
+    /// Claim (index into `delayed`) and the PV it would bind to.
+    static_bindings: Vec<(usize, usize)>,
+    /// Claims (index into `delayed`) the provisioner would create a PV for.
+    dynamic_provisions: Vec<usize>,
+    reasons: Vec<&'static str>,
+    claims: &'s Claims,
+}
+
+fn ephemeral_missing(name: &str) -> String {
+    format!("waiting for ephemeral volume controller to create the persistentvolumeclaim {name:?}")
+}
+
+/// The claim a volume uses (`persistentVolumeClaim` or generic ephemeral), with whether it is
+/// ephemeral; `None` for other volumes.
+fn volume_claim(pod: &Pod, v: &k8s::Volume) -> Option<(String, bool)> {
+    if let Some(c) = &v.persistent_volume_claim {
+        Some((c.claim_name.clone(), false))
+    } else if v.ephemeral.is_some() {
+        Some((ephemeral_claim_name(&pod.name, v), true))
+    } else {
+        None
+    }
+}
+
+fn lookup_claim<'a>(
+    cluster: &'a Cluster,
+    pod: &Pod,
+    name: &str,
+) -> Option<&'a Arc<k8s::PersistentVolumeClaim>> {
+    Str::existing(name).and_then(|n| cluster.pvcs.get(&(pod.namespace, n)))
+}
+
+/// `podHasPVCs`: the pod's claims, each checked to exist, not be lost or deleted, and (for an
+/// ephemeral volume) belong to the pod.
+fn pod_claims(cx: &Cx) -> Result<Vec<Arc<k8s::PersistentVolumeClaim>>, Status> {
+    let pod = cx.pod;
+    let mut claims = Vec::new();
+    for v in &pod.volumes {
+        let Some((claim_name, ephemeral)) = volume_claim(pod, v) else {
+            continue;
+        };
+        let Some(pvc) = lookup_claim(&cx.snapshot.cluster, pod, &claim_name) else {
+            return Err(Status::unresolvable(if ephemeral {
+                ephemeral_missing(&claim_name)
+            } else {
+                pvc_not_found(&claim_name)
+            }));
+        };
+        let pvc_name = name(&pvc.metadata);
+        if pvc.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Lost") {
+            return Err(Status::unresolvable(format!(
+                "persistentvolumeclaim {pvc_name:?} bound to non-existent persistentvolume {:?}",
+                claim_volume_name(pvc)
+            )));
+        }
+        if pvc.metadata.deletion_timestamp.is_some() {
+            return Err(Status::unresolvable(format!(
+                "persistentvolumeclaim {pvc_name:?} is being deleted"
+            )));
+        }
+        if ephemeral {
+            ephemeral_claim_is_for_pod(pod, pvc).map_err(Status::unresolvable)?;
+        }
+        claims.push(pvc.clone());
+    }
+    Ok(claims)
+}
+
+/// `IsDelayBindingMode`.
+fn delay_binding(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Result<bool, String> {
+    let class_name = claim_class(pvc);
+    if class_name.is_empty() {
+        return Ok(false);
+    }
+    let Some(class) = Str::existing(class_name).and_then(|n| cluster.storage_classes.get(&n))
+    else {
+        return Ok(false);
+    };
+    match class.volume_binding_mode.as_deref() {
+        None => Err(format!(
+            "VolumeBindingMode not set for StorageClass {class_name:?}"
+        )),
+        Some(mode) => Ok(mode == "WaitForFirstConsumer"),
+    }
+}
+
+fn bound_volume(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Option<BoundVolume> {
+    let pv = Str::existing(claim_volume_name(pvc)).and_then(|n| cluster.pvs.get(&n))?;
+    let spec = pv.spec.as_ref();
+    let migrated = csi_translation::pv_plugin(pv)
+        .filter(|p| p.migrated)
+        .map(|p| {
+            let translated = csi_translation::translate_pv(pv)
+                .map(|t| parse_volume_node_affinity(t.node_affinity.as_ref()))
+                .map_err(|e| format!("could not translate pv: {e}"));
+            (p, translated)
+        });
+    Some(BoundVolume {
+        affinity: parse_volume_node_affinity(spec.and_then(|s| s.node_affinity.as_ref())),
+        migrated,
+    })
+}
+
+/// The node-independent part of `FindMatchingVolume`: the PVs worth checking against a node.
+fn candidates(
+    pvc: &k8s::PersistentVolumeClaim,
+    size: Quantity,
+    volumes: &[Volume],
+    class: &str,
+) -> Result<Vec<Candidate>, String> {
+    let spec = pvc.spec.as_ref();
+    let selector = match spec.and_then(|s| s.selector.as_ref()) {
+        None => None,
+        Some(sel) => Some(Selector::from_label_selector(Some(sel)).map_err(|e| {
+            format!(
+                "error creating internal label selector for claim: {}: {e}",
+                claim_key(pvc)
+            )
+        })?),
+    };
+    let claim_vac = spec
+        .and_then(|s| s.volume_attributes_class_name.as_deref())
+        .unwrap_or("");
+    let mut out = Vec::new();
+    for (i, v) in volumes.iter().enumerate() {
+        let pv = &*v.pv;
+        if volume_class(pv) != class {
+            continue;
+        }
+        let pv_spec = pv.spec.as_ref();
+        let bound_to_claim = volume_bound_to_claim(pv, pvc);
+        if pv_spec.is_some_and(|s| s.claim_ref.is_some()) && !bound_to_claim {
+            continue;
+        }
+        let vac = pv_spec
+            .and_then(|s| s.volume_attributes_class_name.as_deref())
+            .unwrap_or("");
+        if v.size < size
+            || volume_mode_mismatch(pvc, pv)
+            || vac != claim_vac
+            || pv.metadata.deletion_timestamp.is_some()
+        {
+            continue;
+        }
+        if !bound_to_claim {
+            let available =
+                pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Available");
+            let labels = pv
+                .metadata
+                .labels
+                .as_ref()
+                .map(Labels::from_map)
+                .unwrap_or_default();
+            if !available
+                || selector.as_ref().is_some_and(|s| !s.matches(&labels))
+                || !access_modes_match(pvc, pv)
+            {
+                continue;
+            }
+        }
+        out.push(Candidate {
+            volume: i,
+            bound_to_claim,
+        });
+    }
+    Ok(out)
+}
+
+/// The provisioning part of `checkVolumeProvisions` that does not depend on the node.
+fn provision(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Result<Provision, String> {
+    let class_name = claim_class(pvc);
+    if class_name.is_empty() {
+        return Err(format!("no class for claim {:?}", claim_key(pvc)));
+    }
+    let class = Str::existing(class_name)
+        .and_then(|n| cluster.storage_classes.get(&n))
+        .ok_or_else(|| format!("failed to find storage class {class_name:?}"))?;
+    let provisioner = class.provisioner.as_str();
+    if provisioner.is_empty() || provisioner == NOT_SUPPORTED_PROVISIONER {
+        return Ok(Provision::Unsupported);
+    }
+    Ok(Provision::Dynamic {
+        class: class_name.to_string(),
+        provisioner: provisioner.to_string(),
+        topology: TopologyTerms::parse(class.allowed_topologies.as_deref()),
+        capacity: capacity(cluster, pvc, class_name, provisioner),
+    })
+}
+
+/// `hasEnoughCapacity`, but for the node's labels: only drivers that opt into storage capacity
+/// tracking are checked, and only for claims that request a size.
+fn capacity(
+    cluster: &Cluster,
+    pvc: &k8s::PersistentVolumeClaim,
+    class: &str,
+    provisioner: &str,
+) -> Capacity {
+    let requested = pvc
+        .spec
+        .as_ref()
+        .and_then(|s| s.resources.as_ref())
+        .and_then(|r| r.requests.as_ref())
+        .is_some_and(|r| r.contains_key("storage"));
+    let tracked = Str::existing(provisioner)
+        .and_then(|n| cluster.csi_drivers.get(&n))
+        .is_some_and(|d| d.spec.storage_capacity == Some(true));
+    if !requested || !tracked {
+        return Capacity::Unchecked;
+    }
+    let size = claim_request(pvc).value();
+    let accessible = cluster
+        .csi_storage_capacities
+        .iter()
+        .filter(|c| c.storage_class_name == class)
+        .filter(|c| {
+            c.maximum_volume_size
+                .as_ref()
+                .or(c.capacity.as_ref())
+                .and_then(|q| Quantity::parse(&q.0).ok())
+                .is_some_and(|q| q.value() >= size)
+        })
+        .filter_map(|c| Selector::from_label_selector(Some(c.node_topology.as_ref()?)).ok())
+        .collect();
+    Capacity::Tracked(accessible)
+}
+
+impl Claims {
+    /// `GetPodVolumeClaims` and what each node check needs of them.
+    fn new(cx: &Cx, pvcs: Vec<Arc<k8s::PersistentVolumeClaim>>) -> Result<Claims, Status> {
+        let cluster = &*cx.snapshot.cluster;
+        let mut bound = Vec::new();
+        let mut delayed_pvcs = Vec::new();
+        let mut immediate = false;
+        for pvc in pvcs {
+            let volume_name = claim_volume_name(&pvc);
+            if !volume_name.is_empty() && annotation(&pvc.metadata, ANN_BIND_COMPLETED).is_some() {
+                bound.push(BoundClaim {
+                    volume: bound_volume(cluster, &pvc),
+                });
+            } else if delay_binding(cluster, &pvc).map_err(Status::error)? && volume_name.is_empty()
+            {
+                delayed_pvcs.push(pvc);
+            } else {
+                immediate = true;
+            }
+        }
+        if immediate {
+            return Err(Status::unresolvable(ERR_UNBOUND_IMMEDIATE));
+        }
+        let mut classes: Vec<&str> = delayed_pvcs.iter().map(|p| claim_class(p)).collect();
+        classes.sort_unstable();
+        classes.dedup();
+        // Upstream lists a class's PVs in no particular order; by name here, so runs repeat.
+        let mut pvs: Vec<&Arc<k8s::PersistentVolume>> = if classes.is_empty() {
+            Vec::new()
+        } else {
+            cluster
+                .pvs
+                .values()
+                .filter(|pv| classes.binary_search(&volume_class(pv)).is_ok())
+                .collect()
+        };
+        pvs.sort_by(|a, b| name(&a.metadata).cmp(name(&b.metadata)));
+        let volumes: Vec<Volume> = pvs
+            .into_iter()
+            .map(|pv| Volume {
+                pv: pv.clone(),
+                size: volume_capacity(pv),
+                affinity: parse_volume_node_affinity(
+                    pv.spec.as_ref().and_then(|s| s.node_affinity.as_ref()),
+                ),
+            })
+            .collect();
+        let delayed = delayed_pvcs
+            .into_iter()
+            .map(|pvc| {
+                let size = claim_request(&pvc);
+                DelayedClaim {
+                    key: claim_key(&pvc),
+                    size,
+                    selected_node: annotation(&pvc.metadata, ANN_SELECTED_NODE).map(str::to_string),
+                    matching: candidates(&pvc, size, &volumes, claim_class(&pvc)),
+                    provision: provision(cluster, &pvc),
+                }
+            })
+            .collect();
+        Ok(Claims {
+            bound,
+            delayed,
+            volumes,
+        })
+    }
+
+    /// `checkBoundClaims`: (node affinity satisfied, every PV found).
+    fn check_bound(&self, cluster: &Cluster, node: &NodeInfo) -> Result<(bool, bool), String> {
+        let csi_node = cluster.csi_nodes.get(&node.name()).map(|n| &**n);
+        for claim in &self.bound {
+            let Some(v) = &claim.volume else {
+                return Ok((true, false));
+            };
+            let affinity = match &v.migrated {
+                Some((p, translated)) if migrated_on_node(csi_node, p.plugin) => {
+                    translated.as_ref().map_err(String::clone)?
+                }
+                _ => &v.affinity,
+            };
+            if !node_affinity_matches(affinity, &node.node.labels) {
+                return Ok((false, true));
+            }
+        }
+        Ok((true, true))
+    }
+
+    /// `FindMatchingVolume` on a node: the claim's PV, or the smallest that fits; `None` also
+    /// when the PV reserved for the claim is out of the node's reach.
+    fn find_matching(
+        &self,
+        candidates: &[Candidate],
+        chosen: &[usize],
+        labels: &Labels,
+    ) -> Option<usize> {
+        let mut smallest: Option<usize> = None;
+        for c in candidates {
+            if chosen.contains(&c.volume) {
+                continue;
+            }
+            let v = &self.volumes[c.volume];
+            let reachable = node_affinity_matches(&v.affinity, labels);
+            if c.bound_to_claim {
+                return reachable.then_some(c.volume);
+            }
+            if reachable && smallest.is_none_or(|s| self.volumes[s].size > v.size) {
+                smallest = Some(c.volume);
+            }
+        }
+        smallest
+    }
+
+    /// `FindPodVolumes`: what the node would get, with the reasons it cannot.
+    fn find_pod_volumes(
+        &self,
+        cluster: &Cluster,
+        node: &NodeInfo,
+    ) -> Result<PodVolumes<'_>, String> {
+        let mut out = PodVolumes {
+            static_bindings: Vec::new(),
+            dynamic_provisions: Vec::new(),
+            reasons: Vec::new(),
+            claims: self,
+        };
+        let (bound_satisfied, bound_found) = if self.bound.is_empty() {
+            (true, true)
+        } else {
+            self.check_bound(cluster, node)?
+        };
+        let (unbound_satisfied, storage_sufficient) = self.check_delayed(node, &mut out)?;
+        for (failed, reason) in [
+            (!bound_satisfied, ERR_REASON_NODE_CONFLICT),
+            (!unbound_satisfied, ERR_REASON_BIND_CONFLICT),
+            (!storage_sufficient, ERR_REASON_NOT_ENOUGH_SPACE),
+            (!bound_found, ERR_REASON_PV_NOT_EXIST),
+        ] {
+            if failed {
+                out.reasons.push(reason);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The unbound part of `FindPodVolumes`: (claims satisfied, storage sufficient).
+    fn check_delayed(&self, node: &NodeInfo, out: &mut PodVolumes) -> Result<(bool, bool), String> {
+        if self.delayed.is_empty() {
+            return Ok((true, true));
+        }
+        let mut to_match: Vec<usize> = Vec::new();
+        let mut to_provision: Vec<usize> = Vec::new();
+        for (i, c) in self.delayed.iter().enumerate() {
+            match &c.selected_node {
+                Some(n) if n.as_str() != node.name().as_str() => return Ok((false, true)),
+                Some(_) => to_provision.push(i),
+                None => to_match.push(i),
+            }
+        }
+        let labels = &node.node.labels;
+        let mut satisfied = true;
+        if !to_match.is_empty() {
+            // Smallest request first, so each claim gets the smallest PV that fits.
+            to_match.sort_by_key(|&i| self.delayed[i].size);
+            let mut chosen: Vec<usize> = Vec::new();
+            for i in to_match {
+                let candidates = self.delayed[i].matching.as_ref().map_err(String::clone)?;
+                match self.find_matching(candidates, &chosen, labels) {
+                    Some(v) => {
+                        chosen.push(v);
+                        out.static_bindings.push((i, v));
+                    }
+                    None => {
+                        to_provision.push(i);
+                        satisfied = false;
+                    }
+                }
+            }
+        }
+        if to_provision.is_empty() {
+            return Ok((satisfied, true));
+        }
+        // `checkVolumeProvisions`: the first claim that cannot be provisioned decides.
+        for i in to_provision {
+            match self.delayed[i].provision.as_ref().map_err(String::clone)? {
+                Provision::Unsupported => return Ok((false, true)),
+                Provision::Dynamic {
+                    topology, capacity, ..
+                } => {
+                    if !topology.matches(labels) {
+                        return Ok((false, true));
+                    }
+                    if let Capacity::Tracked(accessible) = capacity
+                        && !accessible.iter().any(|s| s.matches(labels))
+                    {
+                        out.dynamic_provisions.clear();
+                        return Ok((true, false));
+                    }
+                    out.dynamic_provisions.push(i);
+                }
+            }
+        }
+        Ok((true, true))
+    }
+}
+
+impl PodVolumes<'_> {
+    /// In words, for the explanation.
+    fn describe(&self, node: &NodeInfo) -> Vec<String> {
+        let claims = self.claims;
+        let mut out = Vec::new();
+        let mut chosen: Vec<usize> = Vec::new();
+        for &(i, v) in &self.static_bindings {
+            let c = &claims.delayed[i];
+            let pv = &claims.volumes[v];
+            let capacity = pv
+                .pv
+                .spec
+                .as_ref()
+                .and_then(|s| s.capacity.as_ref())
+                .and_then(|c| c.get("storage"))
+                .map(|q| format!(" ({})", q.0))
+                .unwrap_or_default();
+            let mut line = format!(
+                "PersistentVolumeClaim {} would bind to PersistentVolume {}{capacity}",
+                c.key,
+                name(&pv.pv.metadata)
+            );
+            // The real scheduler takes whichever equally small PV it happens to list first.
+            let ties: Vec<&str> = c
+                .matching
+                .iter()
+                .flatten()
+                .filter(|cand| !cand.bound_to_claim && !chosen.contains(&cand.volume))
+                .map(|cand| &claims.volumes[cand.volume])
+                .filter(|o| {
+                    o.size == pv.size && node_affinity_matches(&o.affinity, &node.node.labels)
+                })
+                .map(|o| name(&o.pv.metadata))
+                .collect();
+            if ties.len() > 1 {
+                line.push_str(&format!(
+                    "; as small as it: {} (kube-scheduler may take any of them)",
+                    ties.join(", ")
+                ));
+            }
+            chosen.push(v);
+            out.push(line);
+        }
+        for &i in &self.dynamic_provisions {
+            let c = &claims.delayed[i];
+            if let Ok(Provision::Dynamic {
+                class, provisioner, ..
+            }) = &c.provision
+            {
+                let already = if c.selected_node.is_some() {
+                    " (provisioning already started for this node)"
+                } else {
+                    ""
+                };
+                out.push(format!(
+                    "PersistentVolumeClaim {} would be provisioned by StorageClass {class} (provisioner {provisioner}) for node {}{already}",
+                    c.key,
+                    node.name()
+                ));
+            }
+        }
+        out
+    }
+}
+
+pub struct VolumeBinding;
+
+impl Plugin for VolumeBinding {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_FILTER
+            | Points::FILTER
+            | Points::PRE_SCORE
+            | Points::SCORE
+            | Points::RESERVE
+            | Points::PRE_BIND
+    }
+
+    fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
+        let pvcs = match pod_claims(cx) {
+            Ok(p) => p,
+            Err(s) => return (s, None),
+        };
+        if pvcs.is_empty() {
+            return (Status::skip(), None);
+        }
+        match Claims::new(cx, pvcs) {
+            Ok(claims) => {
+                state.volume_binding = Some(PreFilterState(Arc::new(claims)));
+                (Status::success(), None)
+            }
+            Err(s) => (s, None),
+        }
+    }
+
+    fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+        let Some(PreFilterState(claims)) = &state.volume_binding else {
+            return Status::error("not found");
+        };
+        match claims.find_pod_volumes(&cx.snapshot.cluster, node) {
+            Err(e) => Status::error(e),
+            Ok(v) if v.reasons.is_empty() => Status::success(),
+            Ok(v) => Status::with_reasons(
+                Code::UnschedulableAndUnresolvable,
+                v.reasons.iter().map(|r| r.to_string()).collect(),
+            ),
+        }
+    }
+
+    /// No scorer without StorageCapacityScoring.
+    fn pre_score(&self, _cx: &Cx, _state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
+        Status::skip()
+    }
+
+    fn describe_binding(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<String> {
+        let Some(PreFilterState(claims)) = &state.volume_binding else {
+            return Vec::new();
+        };
+        match claims.find_pod_volumes(&cx.snapshot.cluster, node) {
+            Ok(v) if v.reasons.is_empty() => v.describe(node),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Depends on the pod, the node and the cluster's volume objects, which placing a replica
+    /// does not change here.
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::snapshot::Snapshot;
+    use crate::model::cluster::convert_pod;
+    use crate::testing::{cluster, node, pod};
+    use serde_json::{Value, json};
+
+    fn app(claims: &[&str]) -> Pod {
+        let mut p = pod("default/app", None, "100m", 0, json!({}));
+        p["spec"]["volumes"] = Value::Array(
+            claims
+                .iter()
+                .map(|c| json!({"name": c, "persistentVolumeClaim": {"claimName": c}}))
+                .collect(),
+        );
+        convert_pod(serde_json::from_value(p).unwrap())
+            .unwrap()
+            .into_pod()
+    }
+
+    fn class(name: &str, provisioner: &str, extra: Value) -> Value {
+        let mut c = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": name}, "provisioner": provisioner,
+            "volumeBindingMode": "WaitForFirstConsumer"});
+        if let Value::Object(m) = extra {
+            for (k, v) in m {
+                c[k] = v;
+            }
+        }
+        c
+    }
+
+    fn unbound(name: &str, class: &str, size: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": size}}}})
+    }
+
+    fn bound(name: &str, pv: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default",
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+            "spec": {"volumeName": pv}})
+    }
+
+    /// An available local PV of `class` reachable from `host` only.
+    fn local_pv(name: &str, class: &str, size: &str, host: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"storageClassName": class, "capacity": {"storage": size},
+                "accessModes": ["ReadWriteOnce"], "local": {"path": "/mnt"},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}]}}},
+            "status": {"phase": "Available"}})
+    }
+
+    struct Run {
+        pre: Status,
+        filters: Vec<Status>,
+        binding: Vec<Vec<String>>,
+    }
+
+    fn run(items: Vec<Value>, p: Pod) -> Run {
+        let snapshot = Snapshot::new(cluster(items), None);
+        let cx = Cx {
+            pod: &p,
+            snapshot: &snapshot,
+        };
+        let mut state = CycleState::default();
+        let (pre, _) = VolumeBinding.pre_filter(&cx, &mut state);
+        let filters = snapshot
+            .nodes
+            .iter()
+            .map(|n| VolumeBinding.filter(&cx, &state, n))
+            .collect();
+        let binding = snapshot
+            .nodes
+            .iter()
+            .map(|n| VolumeBinding.describe_binding(&cx, &state, n))
+            .collect();
+        Run {
+            pre,
+            filters,
+            binding,
+        }
+    }
+
+    fn rejected(reasons: &[&str]) -> Status {
+        Status::with_reasons(
+            Code::UnschedulableAndUnresolvable,
+            reasons.iter().map(|r| r.to_string()).collect(),
+        )
+    }
+
+    #[test]
+    fn bound_pv_node_affinity_and_missing_pv() {
+        let mut pv = local_pv("pv-1", "", "1Gi", "n1");
+        pv["status"]["phase"] = json!("Bound");
+        let items = vec![
+            node("n1", "4", json!({})),
+            node("n2", "4", json!({})),
+            pv,
+            bound("data", "pv-1"),
+            bound("orphan", "pv-gone"),
+        ];
+        let r = run(items.clone(), app(&["data"]));
+        assert!(r.pre.is_success());
+        assert!(r.filters[0].is_success());
+        assert_eq!(r.filters[1], rejected(&[ERR_REASON_NODE_CONFLICT]));
+        // Nothing to bind: the claims are bound already.
+        assert!(r.binding[0].is_empty());
+        let r = run(items, app(&["orphan"]));
+        assert_eq!(r.filters[0], rejected(&[ERR_REASON_PV_NOT_EXIST]));
+    }
+
+    #[test]
+    fn wffc_without_matching_pv_or_provisioner() {
+        let items = vec![
+            node("n1", "4", json!({})),
+            node("n2", "4", json!({})),
+            class("local", "kubernetes.io/no-provisioner", json!({})),
+            local_pv("small", "local", "1Gi", "n1"),
+            local_pv("big", "local", "10Gi", "n2"),
+            unbound("c", "local", "5Gi"),
+        ];
+        let r = run(items, app(&["c"]));
+        assert!(r.pre.is_success());
+        assert_eq!(r.filters[0], rejected(&[ERR_REASON_BIND_CONFLICT]));
+        assert!(r.filters[1].is_success());
+        assert_eq!(
+            r.binding[1],
+            ["PersistentVolumeClaim default/c would bind to PersistentVolume big (10Gi)"]
+        );
+    }
+
+    #[test]
+    fn smallest_fitting_pvs_each_claim_its_own() {
+        let items = vec![
+            node("n1", "4", json!({})),
+            class("local", "kubernetes.io/no-provisioner", json!({})),
+            local_pv("a-20", "local", "20Gi", "n1"),
+            local_pv("b-5", "local", "5Gi", "n1"),
+            local_pv("c-8", "local", "8Gi", "n1"),
+            unbound("big", "local", "6Gi"),
+            unbound("small", "local", "2Gi"),
+        ];
+        let r = run(items.clone(), app(&["big", "small"]));
+        assert!(r.filters[0].is_success());
+        // The smaller request is matched first and takes the 5Gi PV; the other gets 8Gi.
+        assert_eq!(
+            r.binding[0],
+            [
+                "PersistentVolumeClaim default/small would bind to PersistentVolume b-5 (5Gi)",
+                "PersistentVolumeClaim default/big would bind to PersistentVolume c-8 (8Gi)"
+            ]
+        );
+        // The same claim twice needs two PVs.
+        let r = run(items, app(&["big", "big"]));
+        assert!(r.filters[0].is_success());
+        assert_eq!(r.binding[0].len(), 2);
+    }
+
+    #[test]
+    fn provisioning_follows_allowed_topologies_and_selected_node() {
+        let mut items = vec![
+            node("n1", "4", json!({"zone": "a"})),
+            node("n2", "4", json!({"zone": "b"})),
+            class(
+                "zonal",
+                "csi.example.com",
+                json!({"allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["b"]}]}]}),
+            ),
+            unbound("c", "zonal", "1Gi"),
+        ];
+        let r = run(items.clone(), app(&["c"]));
+        assert_eq!(r.filters[0], rejected(&[ERR_REASON_BIND_CONFLICT]));
+        assert!(r.filters[1].is_success());
+        assert_eq!(
+            r.binding[1],
+            [
+                "PersistentVolumeClaim default/c would be provisioned by StorageClass zonal (provisioner csi.example.com) for node n2"
+            ]
+        );
+        // Provisioning already started for n1: no other node will do.
+        items[3]["metadata"]["annotations"] = json!({"volume.kubernetes.io/selected-node": "n1"});
+        let r = run(items, app(&["c"]));
+        assert_eq!(r.filters[1], rejected(&[ERR_REASON_BIND_CONFLICT]));
+    }
+
+    #[test]
+    fn tracked_storage_capacity_limits_provisioning() {
+        let items = vec![
+            node("n1", "4", json!({"zone": "a"})),
+            node("n2", "4", json!({"zone": "b"})),
+            class("fast", "csi.example.com", json!({})),
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                "metadata": {"name": "csi.example.com"}, "spec": {"storageCapacity": true}}),
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                "metadata": {"name": "cap-a", "namespace": "kube-system"},
+                "storageClassName": "fast", "capacity": "10Gi",
+                "nodeTopology": {"matchLabels": {"zone": "a"}}}),
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                "metadata": {"name": "cap-b", "namespace": "kube-system"},
+                "storageClassName": "fast", "capacity": "1Gi",
+                "nodeTopology": {"matchLabels": {"zone": "b"}}}),
+            unbound("c", "fast", "5Gi"),
+        ];
+        let r = run(items, app(&["c"]));
+        assert!(r.filters[0].is_success());
+        assert_eq!(r.filters[1], rejected(&[ERR_REASON_NOT_ENOUGH_SPACE]));
+    }
+
+    #[test]
+    fn unbound_immediate_and_missing_class_binding_mode() {
+        let items = vec![
+            node("n1", "4", json!({})),
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": "std"}, "provisioner": "x"}),
+            unbound("c", "std", "1Gi"),
+            unbound("prebound", "local", "1Gi"),
+        ];
+        let r = run(items.clone(), app(&["c"]));
+        assert_eq!(r.pre, Status::unresolvable(ERR_UNBOUND_IMMEDIATE));
+        // A claim of a class that does not exist binds immediately, so it must be bound already.
+        let r = run(items, app(&["prebound"]));
+        assert_eq!(r.pre, Status::unresolvable(ERR_UNBOUND_IMMEDIATE));
+    }
+
+    /// On a node whose CSINode says the GCE PD plugin migrated, a bound in-tree PV is read as
+    /// the CSI driver's: its zone label becomes the driver's topology key.
+    #[test]
+    fn migrated_in_tree_pv_uses_the_drivers_topology() {
+        let items = vec![
+            node(
+                "n1",
+                "4",
+                json!({"topology.kubernetes.io/zone": "us-central1-a"}),
+            ),
+            node(
+                "n2",
+                "4",
+                json!({"topology.kubernetes.io/zone": "us-central1-a",
+                "topology.gke.io/zone": "us-central1-a"}),
+            ),
+            node(
+                "n3",
+                "4",
+                json!({"topology.kubernetes.io/zone": "us-central1-a"}),
+            ),
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                "metadata": {"name": "n1",
+                    "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}},
+                "spec": {"drivers": []}}),
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                "metadata": {"name": "n2",
+                    "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs,kubernetes.io/gce-pd"}},
+                "spec": {"drivers": []}}),
+            json!({"apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"name": "pd", "labels": {"topology.kubernetes.io/zone": "us-central1-a"}},
+                "spec": {"gcePersistentDisk": {"pdName": "disk"}}}),
+            bound("data", "pd"),
+        ];
+        let r = run(items, app(&["data"]));
+        assert_eq!(r.filters[0], rejected(&[ERR_REASON_NODE_CONFLICT]));
+        assert!(r.filters[1].is_success());
+        // Not migrated on n3: the in-tree PV has no node affinity at all.
+        assert!(r.filters[2].is_success());
+    }
+
+    #[test]
+    fn invalid_claim_selector_is_an_error() {
+        let mut c = unbound("c", "local", "1Gi");
+        c["spec"]["selector"] = json!({"matchExpressions": [{"key": "k", "operator": "Bogus"}]});
+        let items = vec![
+            node("n1", "4", json!({})),
+            class("local", "kubernetes.io/no-provisioner", json!({})),
+            c,
+        ];
+        let r = run(items, app(&["c"]));
+        assert_eq!(r.filters[0].code, Code::Error);
+        assert!(
+            r.filters[0].reasons[0]
+                .starts_with("error creating internal label selector for claim: default/c: ")
+        );
+    }
+}

@@ -1,0 +1,395 @@
+//! VolumeRestrictions (PreFilter with AddPod/RemovePod, Filter): a GCE PD, AWS EBS, RBD or iSCSI
+//! disk another pod on the node mounts in a conflicting way, and ReadWriteOncePod claims already
+//! in use by a scheduled pod.
+
+use super::storage::{claim_access_modes, pvc_not_found};
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
+use crate::framework::status::Status;
+use crate::model::intern::Str;
+use crate::model::node_info::NodeInfo;
+use crate::model::pod::Pod;
+use k8s_openapi::api::core::v1 as k8s;
+use std::sync::Arc;
+
+pub const NAME: &str = "VolumeRestrictions";
+pub const ERR_REASON_DISK_CONFLICT: &str = "node(s) had no available disk";
+pub const ERR_REASON_RWOP_CONFLICT: &str = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod";
+
+#[derive(Clone, Debug)]
+pub struct PreFilterState {
+    /// Names of the pod's claims with the ReadWriteOncePod access mode.
+    rwop_claims: Arc<Vec<String>>,
+    /// How many scheduled pods' references to those claims there are.
+    conflicting_refs: i64,
+}
+
+impl PreFilterState {
+    /// Upstream matches the added or removed pod's claims by name only, whatever its namespace.
+    fn update_with_pod(&mut self, pod: &Pod, sign: i64) {
+        let refs = pod
+            .volumes
+            .iter()
+            .filter_map(|v| v.persistent_volume_claim.as_ref())
+            .filter(|c| self.rwop_claims.contains(&c.claim_name))
+            .count();
+        self.conflicting_refs += sign * refs as i64;
+    }
+}
+
+pub struct VolumeRestrictions;
+
+/// What the API server defaults an RBD volume's pool to.
+const RBD_DEFAULT_POOL: &str = "rbd";
+
+fn needs_restrictions_check(v: &k8s::Volume) -> bool {
+    v.gce_persistent_disk.is_some()
+        || v.aws_elastic_block_store.is_some()
+        || v.rbd.is_some()
+        || v.iscsi.is_some()
+}
+
+/// `isVolumeConflict`: the volume cannot be mounted next to one of `existing`'s volumes.
+fn volume_conflicts(v: &k8s::Volume, existing: &Pod) -> bool {
+    existing.volumes.iter().any(|e| {
+        if let (Some(d), Some(ed)) = (&v.gce_persistent_disk, &e.gce_persistent_disk)
+            && d.pd_name == ed.pd_name
+            && !(d.read_only == Some(true) && ed.read_only == Some(true))
+        {
+            return true;
+        }
+        if let (Some(d), Some(ed)) = (&v.aws_elastic_block_store, &e.aws_elastic_block_store)
+            && d.volume_id == ed.volume_id
+        {
+            return true;
+        }
+        if let (Some(d), Some(ed)) = (&v.iscsi, &e.iscsi)
+            && d.iqn == ed.iqn
+            && !(d.read_only == Some(true) && ed.read_only == Some(true))
+        {
+            return true;
+        }
+        if let (Some(d), Some(ed)) = (&v.rbd, &e.rbd)
+            && d.monitors.iter().any(|m| ed.monitors.contains(m))
+            && d.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
+                == ed.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
+            && d.image == ed.image
+            && !(d.read_only == Some(true) && ed.read_only == Some(true))
+        {
+            return true;
+        }
+        false
+    })
+}
+
+impl Plugin for VolumeRestrictions {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_FILTER | Points::FILTER
+    }
+
+    fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
+        let pod = cx.pod;
+        let cluster = &cx.snapshot.cluster;
+        let needs_check = pod.volumes.iter().any(needs_restrictions_check);
+        let mut rwop_claims: Vec<String> = Vec::new();
+        for claim in pod
+            .volumes
+            .iter()
+            .filter_map(|v| v.persistent_volume_claim.as_ref())
+        {
+            let Some(pvc) = Str::existing(&claim.claim_name)
+                .and_then(|name| cluster.pvcs.get(&(pod.namespace, name)))
+            else {
+                return (Status::unresolvable(pvc_not_found(&claim.claim_name)), None);
+            };
+            if claim_access_modes(pvc)
+                .iter()
+                .any(|m| m == "ReadWriteOncePod")
+                && !rwop_claims.contains(&claim.claim_name)
+            {
+                rwop_claims.push(claim.claim_name.clone());
+            }
+        }
+        // `IsPVCUsedByPods`: at most one scheduled pod can be using each such claim.
+        let conflicting_refs = rwop_claims
+            .iter()
+            .filter_map(|name| Str::existing(name))
+            .filter(|&name| {
+                let key = (pod.namespace, name);
+                cx.snapshot
+                    .nodes
+                    .iter()
+                    .any(|n| n.pvc_ref_counts.contains_key(&key))
+            })
+            .count() as i64;
+        if !needs_check && conflicting_refs == 0 {
+            return (Status::skip(), None);
+        }
+        state.volume_restrictions = Some(PreFilterState {
+            rwop_claims: Arc::new(rwop_claims),
+            conflicting_refs,
+        });
+        (Status::success(), None)
+    }
+
+    fn has_pre_filter_extensions(&self) -> bool {
+        true
+    }
+
+    fn add_pod(
+        &self,
+        _cx: &Cx,
+        state: &mut CycleState,
+        pod: &Arc<Pod>,
+        _node: &NodeInfo,
+    ) -> Status {
+        match &mut state.volume_restrictions {
+            Some(s) => {
+                s.update_with_pod(pod, 1);
+                Status::success()
+            }
+            None => Status::error(ERR_NO_STATE),
+        }
+    }
+
+    fn remove_pod(&self, _cx: &Cx, state: &mut CycleState, pod: &Pod, _node: &NodeInfo) -> Status {
+        match &mut state.volume_restrictions {
+            Some(s) => {
+                s.update_with_pod(pod, -1);
+                Status::success()
+            }
+            None => Status::error(ERR_NO_STATE),
+        }
+    }
+
+    fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+        let conflict = cx
+            .pod
+            .volumes
+            .iter()
+            .filter(|v| needs_restrictions_check(v))
+            .any(|v| node.pods.iter().any(|p| volume_conflicts(v, p)));
+        if conflict {
+            return Status::unschedulable(ERR_REASON_DISK_CONFLICT);
+        }
+        match &state.volume_restrictions {
+            None => Status::error(ERR_NO_STATE),
+            Some(s) if s.conflicting_refs > 0 => Status::unschedulable(ERR_REASON_RWOP_CONFLICT),
+            Some(_) => Status::success(),
+        }
+    }
+}
+
+const ERR_NO_STATE: &str = "cannot read \"PreFilterVolumeRestrictions\" from cycleState";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::snapshot::Snapshot;
+    use crate::model::cluster::convert_pod;
+    use crate::testing::{cluster, node, pod};
+    use serde_json::{Value, json};
+
+    fn with_volumes(mut p: Value, volumes: Value) -> Value {
+        p["spec"]["volumes"] = volumes;
+        p
+    }
+
+    fn parse(p: Value) -> Pod {
+        convert_pod(serde_json::from_value(p).unwrap())
+            .unwrap()
+            .into_pod()
+    }
+
+    fn rwop_pvc(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default",
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+            "spec": {"accessModes": ["ReadWriteOncePod"], "volumeName": "pv-1"}})
+    }
+
+    fn claim(name: &str) -> Value {
+        json!([{"name": "v", "persistentVolumeClaim": {"claimName": name}}])
+    }
+
+    #[test]
+    fn gce_pd_conflicts_unless_both_read_only() {
+        let pd = |ro: bool| json!([{"name": "d", "gcePersistentDisk": {"pdName": "data", "readOnly": ro}}]);
+        for (existing_ro, new_ro, conflict) in [
+            (true, true, false),
+            (true, false, true),
+            (false, true, true),
+        ] {
+            let c = cluster(vec![
+                node("n1", "4", json!({})),
+                with_volumes(
+                    pod("default/a", Some("n1"), "100m", 0, json!({})),
+                    pd(existing_ro),
+                ),
+            ]);
+            let snapshot = Snapshot::new(c, None);
+            let p = parse(with_volumes(
+                pod("default/b", None, "100m", 0, json!({})),
+                pd(new_ro),
+            ));
+            let cx = Cx {
+                pod: &p,
+                snapshot: &snapshot,
+            };
+            let mut state = CycleState::default();
+            assert!(
+                VolumeRestrictions
+                    .pre_filter(&cx, &mut state)
+                    .0
+                    .is_success()
+            );
+            let s = VolumeRestrictions.filter(&cx, &state, &snapshot.nodes[0]);
+            assert_eq!(!s.is_success(), conflict, "{existing_ro} {new_ro}");
+        }
+    }
+
+    #[test]
+    fn rbd_conflicts_need_a_shared_monitor() {
+        let rbd = |mons: &[&str]| json!([{"name": "r", "rbd": {"monitors": mons, "pool": "p", "image": "img"}}]);
+        let c = cluster(vec![
+            node("n1", "4", json!({})),
+            with_volumes(
+                pod("default/a", Some("n1"), "100m", 0, json!({})),
+                rbd(&["m1", "m2"]),
+            ),
+        ]);
+        let snapshot = Snapshot::new(c, None);
+        for (mons, conflict) in [(&["m2"][..], true), (&["m3"][..], false)] {
+            let p = parse(with_volumes(
+                pod("default/b", None, "100m", 0, json!({})),
+                rbd(mons),
+            ));
+            let cx = Cx {
+                pod: &p,
+                snapshot: &snapshot,
+            };
+            let mut state = CycleState::default();
+            VolumeRestrictions.pre_filter(&cx, &mut state);
+            let s = VolumeRestrictions.filter(&cx, &state, &snapshot.nodes[0]);
+            assert_eq!(s.reasons == [ERR_REASON_DISK_CONFLICT], conflict);
+        }
+    }
+
+    #[test]
+    fn missing_claim_is_unresolvable_and_unused_rwop_claim_skips() {
+        let c = cluster(vec![node("n1", "4", json!({})), rwop_pvc("solo")]);
+        let snapshot = Snapshot::new(c, None);
+        let p = parse(with_volumes(
+            pod("default/b", None, "100m", 0, json!({})),
+            claim("nope"),
+        ));
+        let cx = Cx {
+            pod: &p,
+            snapshot: &snapshot,
+        };
+        let (s, _) = VolumeRestrictions.pre_filter(&cx, &mut CycleState::default());
+        assert_eq!(
+            s,
+            Status::unresolvable("persistentvolumeclaim \"nope\" not found")
+        );
+        let p = parse(with_volumes(
+            pod("default/b", None, "100m", 0, json!({})),
+            claim("solo"),
+        ));
+        let cx = Cx {
+            pod: &p,
+            snapshot: &snapshot,
+        };
+        let (s, _) = VolumeRestrictions.pre_filter(&cx, &mut CycleState::default());
+        assert!(s.is_skip());
+    }
+
+    /// The real cycle: a higher-priority pod preempts the one holding the claim, and only on
+    /// its node, since evicting pods elsewhere leaves the claim in use.
+    #[test]
+    fn preemption_evicts_the_rwop_claim_holder() {
+        let holder = with_volumes(
+            pod("default/holder", Some("n2"), "100m", 0, json!({})),
+            claim("solo"),
+        );
+        let c = cluster(vec![
+            node("n1", "4", json!({})),
+            node("n2", "4", json!({})),
+            pod("default/other", Some("n1"), "100m", 0, json!({})),
+            rwop_pvc("solo"),
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+                "spec": {"accessModes": ["ReadWriteOncePod"], "csi": {"driver": "d", "volumeHandle": "h"},
+                    "claimRef": {"name": "solo", "namespace": "default"}}}),
+            holder,
+        ]);
+        let e = crate::testing::explain(
+            c,
+            with_volumes(pod("default/b", None, "100m", 10, json!({})), claim("solo")),
+        );
+        assert!(
+            e.message_before_post_filter
+                .contains(ERR_REASON_RWOP_CONFLICT),
+            "{}",
+            e.message
+        );
+        let p = e.preemption.expect("preemption ran");
+        assert_eq!(p.nominated_node, "n2");
+        assert_eq!(p.victims, ["default/holder"]);
+    }
+
+    /// Preemption removes the pod holding the claim: RemovePod clears the conflict, AddPod brings
+    /// it back.
+    #[test]
+    fn rwop_conflict_follows_remove_and_add_pod() {
+        let holder = with_volumes(
+            pod("default/holder", Some("n1"), "100m", 0, json!({})),
+            claim("solo"),
+        );
+        let c = cluster(vec![
+            node("n1", "4", json!({})),
+            rwop_pvc("solo"),
+            holder.clone(),
+        ]);
+        let snapshot = Snapshot::new(c, None);
+        let p = parse(with_volumes(
+            pod("default/b", None, "100m", 10, json!({})),
+            claim("solo"),
+        ));
+        let cx = Cx {
+            pod: &p,
+            snapshot: &snapshot,
+        };
+        let mut state = CycleState::default();
+        assert!(
+            VolumeRestrictions
+                .pre_filter(&cx, &mut state)
+                .0
+                .is_success()
+        );
+        let n = &snapshot.nodes[0];
+        assert_eq!(
+            VolumeRestrictions.filter(&cx, &state, n).reasons,
+            [ERR_REASON_RWOP_CONFLICT]
+        );
+        let holder = Arc::new(parse(holder));
+        let mut removed = state.clone();
+        assert!(
+            VolumeRestrictions
+                .remove_pod(&cx, &mut removed, &holder, n)
+                .is_success()
+        );
+        assert!(VolumeRestrictions.filter(&cx, &removed, n).is_success());
+        assert!(
+            VolumeRestrictions
+                .add_pod(&cx, &mut removed, &holder, n)
+                .is_success()
+        );
+        assert!(!VolumeRestrictions.filter(&cx, &removed, n).is_success());
+        // The original state is untouched by what the clone went through.
+        assert!(!VolumeRestrictions.filter(&cx, &state, n).is_success());
+    }
+}
