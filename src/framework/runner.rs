@@ -689,3 +689,60 @@ impl Framework {
         result.post_filter = Some(out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::explain;
+    use crate::framework::profile::default_framework;
+    use crate::framework::snapshot::Snapshot;
+    use crate::testing::{cluster, node, pod};
+    use serde_json::json;
+
+    /// Filtering and scoring on several threads decide exactly as on one, on a cluster large
+    /// enough for the parallel paths to run.
+    #[test]
+    fn parallel_and_serial_explanations_are_identical() {
+        let mut items = Vec::new();
+        for i in 0..400 {
+            let name = format!("n{i}");
+            items.push(node(
+                &name,
+                ["2", "4", "8"][i % 3],
+                json!({"zone": format!("z{}", i % 5)}),
+            ));
+            for j in 0..(i % 4) {
+                items.push(pod(
+                    &format!("ns/p{i}-{j}"),
+                    Some(&name),
+                    "500m",
+                    (j * 10) as i32,
+                    json!({"app": format!("a{}", j % 2)}),
+                ));
+            }
+        }
+        let c = cluster(items);
+        let mut p = pod("ns/new", None, "3", 100, json!({"app": "a1"}));
+        p["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": "a1"}}}]);
+        p["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "a1"}}}]}});
+        let pod = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
+            .unwrap()
+            .into_pod();
+        let snapshot = Snapshot::new(c, None);
+        let mut fw = default_framework();
+        let run = |fw: &super::Framework| {
+            serde_json::to_value(explain::build(
+                fw,
+                &snapshot,
+                &pod,
+                &fw.schedule(&snapshot, &pod),
+            ))
+            .unwrap()
+        };
+        let parallel = run(&fw);
+        fw.parallel = false;
+        assert_eq!(parallel, run(&fw));
+        assert!(!parallel["selected"].as_array().unwrap().is_empty());
+    }
+}
