@@ -969,7 +969,7 @@ mod tests {
         assert_eq!(
             r.binding[0],
             [
-                "PersistentVolumeClaim default/c would bind to PersistentVolume a-general (5Gi); as small as it: a-general, b-host (kube-scheduler may take any of them)"
+                "PersistentVolumeClaim default/c would bind to PersistentVolume a-general (5Gi) (equally small here: a-general, b-host; kube-scheduler may take any of them)"
             ]
         );
         assert_eq!(
