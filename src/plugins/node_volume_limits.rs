@@ -278,14 +278,14 @@ impl Plugin for NodeVolumeLimits {
         };
         let cluster = &*cx.snapshot.cluster;
         let csi_node = cluster.csi_nodes.get(&node.name()).map(|n| &**n);
-        let mut new: Vec<VolumeId> = Vec::new();
+        let mut new: Vec<&VolumeId> = Vec::new();
         for e in entries {
             match e {
                 Err(s) => return s.clone(),
                 Ok(a) => match a.on_node(csi_node) {
                     Err(msg) => return Status::error(msg),
-                    Ok(Some(id)) => insert(&mut new, id),
-                    Ok(None) => {}
+                    Ok(Some(id)) if !new.contains(&id) => new.push(id),
+                    Ok(_) => {}
                 },
             }
         }
@@ -307,7 +307,8 @@ impl Plugin for NodeVolumeLimits {
             Ok(a) => a,
             Err(s) => return s,
         };
-        let mut counted = attached.clone();
+        // Volumes still attached to the node without a pod there using them.
+        let mut detached: Vec<VolumeId> = Vec::new();
         for va in cluster
             .volume_attachments
             .get(&node.name())
@@ -321,19 +322,21 @@ impl Plugin for NodeVolumeLimits {
                 continue;
             }
             if let Some(csi) = pv.spec.as_ref().and_then(|s| s.csi.as_ref()) {
-                insert(
-                    &mut counted,
-                    &VolumeId {
-                        driver: va.attacher.as_str(),
-                        handle: Cow::Borrowed(&csi.volume_handle),
-                    },
-                );
+                let id = VolumeId {
+                    driver: va.attacher.as_str(),
+                    handle: Cow::Borrowed(&csi.volume_handle),
+                };
+                if !attached.contains(&id) {
+                    insert(&mut detached, &id);
+                }
             }
         }
         new.retain(|id| !attached.contains(id));
+        let per_driver =
+            |ids: &[VolumeId], driver: &str| ids.iter().filter(|id| id.driver == driver).count();
         let exceeds = limits.iter().any(|&(driver, limit)| {
             let adding = new.iter().filter(|id| id.driver == driver).count() as i64;
-            let present = counted.iter().filter(|id| id.driver == driver).count() as i64;
+            let present = (per_driver(&attached, driver) + per_driver(&detached, driver)) as i64;
             adding > 0 && present + adding > limit
         });
         if exceeds {

@@ -143,10 +143,8 @@ pub fn parse_volume_node_affinity(
 }
 
 /// `CheckNodeAffinity`: the node is built from its labels only, so `matchFields` never match.
-pub fn node_affinity_matches(affinity: &Option<NodeSelector>, labels: &Labels) -> bool {
-    affinity
-        .as_ref()
-        .is_none_or(|a| a.matches(labels, Str::empty()))
+pub fn node_affinity_matches(affinity: Option<&NodeSelector>, labels: &Labels) -> bool {
+    affinity.is_none_or(|a| a.matches(labels, Str::empty()))
 }
 
 /// `ephemeral.VolumeClaimName`.

@@ -17,12 +17,13 @@ use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::{Code, Status};
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
-use crate::model::labels::{Labels, Selector};
+use crate::model::labels::{Labels, Operator, Requirement, Selector};
 use crate::model::node_info::NodeInfo;
 use crate::model::node_selector::NodeSelector;
 use crate::model::pod::Pod;
 use crate::model::quantity::Quantity;
 use k8s_openapi::api::core::v1 as k8s;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub const NAME: &str = "VolumeBinding";
@@ -43,7 +44,7 @@ struct Claims {
     bound: Vec<BoundClaim>,
     /// Unbound claims of classes that wait for the first consumer, in the pod's volume order.
     delayed: Vec<DelayedClaim>,
-    /// The PVs of the delayed claims' classes, by name.
+    /// The PVs some delayed claim could bind to.
     volumes: Vec<Volume>,
 }
 
@@ -65,7 +66,119 @@ struct BoundVolume {
 struct Volume {
     pv: Arc<k8s::PersistentVolume>,
     size: Quantity,
-    affinity: Option<NodeSelector>,
+    reach: Reach,
+}
+
+/// Which nodes a PV's node affinity lets use it (`CheckNodeAffinity`).
+#[derive(Debug)]
+enum Reach {
+    Everywhere,
+    /// A single `key In values`, the way local PVs name their host and zonal ones their zone.
+    Label(Str, Vec<Str>),
+    Selector(NodeSelector),
+}
+
+impl Reach {
+    fn new(affinity: Option<&k8s::VolumeNodeAffinity>) -> Reach {
+        if let Some((key, values)) = single_label_reach(affinity) {
+            return Reach::Label(key, values);
+        }
+        match parse_volume_node_affinity(affinity) {
+            None => Reach::Everywhere,
+            Some(s) => Reach::Selector(s),
+        }
+    }
+
+    fn matches(&self, labels: &Labels) -> bool {
+        match self {
+            Reach::Everywhere => true,
+            Reach::Label(key, values) => labels.get(*key).is_some_and(|v| values.contains(&v)),
+            Reach::Selector(s) => node_affinity_matches(Some(s), labels),
+        }
+    }
+}
+
+impl Volume {
+    fn new(pv: &Arc<k8s::PersistentVolume>) -> Volume {
+        let affinity = pv.spec.as_ref().and_then(|s| s.node_affinity.as_ref());
+        Volume {
+            pv: pv.clone(),
+            size: volume_capacity(pv),
+            reach: Reach::new(affinity),
+        }
+    }
+}
+
+/// The `key In values` a PV's node affinity amounts to, when it is exactly one such requirement
+/// (local PVs name their host this way, zonal ones their zone).
+fn single_label_reach(affinity: Option<&k8s::VolumeNodeAffinity>) -> Option<(Str, Vec<Str>)> {
+    let [term] = affinity?.required.as_ref()?.node_selector_terms.as_slice() else {
+        return None;
+    };
+    if term.match_fields.as_ref().is_some_and(|f| !f.is_empty()) {
+        return None;
+    }
+    let [req] = term.match_expressions.as_deref()? else {
+        return None;
+    };
+    let values = req.values.as_deref()?;
+    if req.operator != "In" || Requirement::new(&req.key, Operator::In, values).is_err() {
+        return None;
+    }
+    Some((Str::new(&req.key), values.iter().map(Str::new).collect()))
+}
+
+/// The PVs worth checking for a claim on any node, in the order they are tried, with those a
+/// single label value reaches indexed by it so a node only looks at the ones it can reach.
+#[derive(Debug)]
+struct Matching {
+    candidates: Vec<Candidate>,
+    /// Positions in `candidates`, by the (key, value) that reaches them.
+    by_label: HashMap<(Str, Str), Vec<usize>>,
+    keys: Vec<Str>,
+    /// Positions of the candidates every node must look at.
+    others: Vec<usize>,
+}
+
+impl Matching {
+    fn new(candidates: Vec<Candidate>, volumes: &[Volume]) -> Matching {
+        let mut by_label: HashMap<(Str, Str), Vec<usize>> = HashMap::new();
+        let mut keys = Vec::new();
+        let mut others = Vec::new();
+        for (pos, c) in candidates.iter().enumerate() {
+            // A PV reserved for the claim decides even where it does not match, so it is always
+            // looked at.
+            match &volumes[c.volume].reach {
+                Reach::Label(key, values) if !c.bound_to_claim => {
+                    if !keys.contains(key) {
+                        keys.push(*key);
+                    }
+                    for &v in values {
+                        by_label.entry((*key, v)).or_default().push(pos);
+                    }
+                }
+                _ => others.push(pos),
+            }
+        }
+        Matching {
+            candidates,
+            by_label,
+            keys,
+            others,
+        }
+    }
+
+    /// The candidates a node with these labels may match, in order.
+    fn for_node(&self, labels: &Labels) -> impl Iterator<Item = &Candidate> {
+        let mut positions = self.others.clone();
+        for &key in &self.keys {
+            if let Some(p) = labels.get(key).and_then(|v| self.by_label.get(&(key, v))) {
+                positions.extend_from_slice(p);
+            }
+        }
+        positions.sort_unstable();
+        positions.into_iter().map(|p| &self.candidates[p])
+    }
 }
 
 /// A PV `FindMatchingVolume` would consider for a claim, whatever the node.
@@ -82,8 +195,8 @@ struct DelayedClaim {
     size: Quantity,
     /// `volume.kubernetes.io/selected-node`: provisioning was already started for that node.
     selected_node: Option<String>,
-    /// The candidates in the order they are tried, or the error matching them gives.
-    matching: Result<Vec<Candidate>, String>,
+    /// The candidate PVs, or the error matching them gives.
+    matching: Result<Matching, String>,
     provision: Result<Provision, String>,
 }
 
@@ -211,13 +324,13 @@ fn bound_volume(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Option<B
     })
 }
 
-/// The node-independent part of `FindMatchingVolume`: the PVs worth checking against a node.
-fn candidates(
+/// The node-independent part of `FindMatchingVolume`: the PVs of the claim's class worth
+/// checking against a node, each with whether it is reserved for the claim.
+fn candidates<'a>(
     pvc: &k8s::PersistentVolumeClaim,
     size: Quantity,
-    volumes: &[Volume],
-    class: &str,
-) -> Result<Vec<Candidate>, String> {
+    class_pvs: &[&'a Arc<k8s::PersistentVolume>],
+) -> Result<Vec<(&'a Arc<k8s::PersistentVolume>, bool)>, String> {
     let spec = pvc.spec.as_ref();
     let selector = match spec.and_then(|s| s.selector.as_ref()) {
         None => None,
@@ -232,11 +345,7 @@ fn candidates(
         .and_then(|s| s.volume_attributes_class_name.as_deref())
         .unwrap_or("");
     let mut out = Vec::new();
-    for (i, v) in volumes.iter().enumerate() {
-        let pv = &*v.pv;
-        if volume_class(pv) != class {
-            continue;
-        }
+    for &pv in class_pvs {
         let pv_spec = pv.spec.as_ref();
         let bound_to_claim = volume_bound_to_claim(pv, pvc);
         if pv_spec.is_some_and(|s| s.claim_ref.is_some()) && !bound_to_claim {
@@ -245,7 +354,7 @@ fn candidates(
         let vac = pv_spec
             .and_then(|s| s.volume_attributes_class_name.as_deref())
             .unwrap_or("");
-        if v.size < size
+        if volume_capacity(pv) < size
             || volume_mode_mismatch(pvc, pv)
             || vac != claim_vac
             || pv.metadata.deletion_timestamp.is_some()
@@ -255,24 +364,20 @@ fn candidates(
         if !bound_to_claim {
             let available =
                 pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Available");
-            let labels = pv
-                .metadata
-                .labels
-                .as_ref()
-                .map(Labels::from_map)
-                .unwrap_or_default();
-            if !available
-                || selector.as_ref().is_some_and(|s| !s.matches(&labels))
-                || !access_modes_match(pvc, pv)
-            {
+            let selected = || {
+                let labels = pv.metadata.labels.as_ref().map(Labels::from_map);
+                selector
+                    .as_ref()
+                    .is_none_or(|s| s.matches(&labels.unwrap_or_default()))
+            };
+            if !available || !access_modes_match(pvc, pv) || !selected() {
                 continue;
             }
         }
-        out.push(Candidate {
-            volume: i,
-            bound_to_claim,
-        });
+        out.push((pv, bound_to_claim));
     }
+    // Upstream lists a class's PVs in no particular order; by name here, so runs repeat.
+    out.sort_by(|a, b| name(&a.0.metadata).cmp(name(&b.0.metadata)));
     Ok(out)
 }
 
@@ -360,8 +465,7 @@ impl Claims {
         let mut classes: Vec<&str> = delayed_pvcs.iter().map(|p| claim_class(p)).collect();
         classes.sort_unstable();
         classes.dedup();
-        // Upstream lists a class's PVs in no particular order; by name here, so runs repeat.
-        let mut pvs: Vec<&Arc<k8s::PersistentVolume>> = if classes.is_empty() {
+        let class_pvs: Vec<&Arc<k8s::PersistentVolume>> = if classes.is_empty() {
             Vec::new()
         } else {
             cluster
@@ -370,30 +474,39 @@ impl Claims {
                 .filter(|pv| classes.binary_search(&volume_class(pv)).is_ok())
                 .collect()
         };
-        pvs.sort_by(|a, b| name(&a.metadata).cmp(name(&b.metadata)));
-        let volumes: Vec<Volume> = pvs
-            .into_iter()
-            .map(|pv| Volume {
-                pv: pv.clone(),
-                size: volume_capacity(pv),
-                affinity: parse_volume_node_affinity(
-                    pv.spec.as_ref().and_then(|s| s.node_affinity.as_ref()),
-                ),
-            })
-            .collect();
-        let delayed = delayed_pvcs
-            .into_iter()
-            .map(|pvc| {
-                let size = claim_request(&pvc);
-                DelayedClaim {
-                    key: claim_key(&pvc),
-                    size,
-                    selected_node: annotation(&pvc.metadata, ANN_SELECTED_NODE).map(str::to_string),
-                    matching: candidates(&pvc, size, &volumes, claim_class(&pvc)),
-                    provision: provision(cluster, &pvc),
-                }
-            })
-            .collect();
+        // Only the PVs some claim could take are parsed, each once.
+        let mut volumes: Vec<Volume> = Vec::new();
+        let mut volume_index: HashMap<*const k8s::PersistentVolume, usize> = HashMap::new();
+        let mut delayed = Vec::with_capacity(delayed_pvcs.len());
+        for pvc in delayed_pvcs {
+            let size = claim_request(&pvc);
+            let class = claim_class(&pvc);
+            let of_class: Vec<&Arc<k8s::PersistentVolume>> = class_pvs
+                .iter()
+                .copied()
+                .filter(|pv| volume_class(pv) == class)
+                .collect();
+            let matching = candidates(&pvc, size, &of_class).map(|found| {
+                let candidates = found
+                    .into_iter()
+                    .map(|(pv, bound_to_claim)| Candidate {
+                        volume: *volume_index.entry(Arc::as_ptr(pv)).or_insert_with(|| {
+                            volumes.push(Volume::new(pv));
+                            volumes.len() - 1
+                        }),
+                        bound_to_claim,
+                    })
+                    .collect();
+                Matching::new(candidates, &volumes)
+            });
+            delayed.push(DelayedClaim {
+                key: claim_key(&pvc),
+                size,
+                selected_node: annotation(&pvc.metadata, ANN_SELECTED_NODE).map(str::to_string),
+                matching,
+                provision: provision(cluster, &pvc),
+            });
+        }
         Ok(Claims {
             bound,
             delayed,
@@ -414,7 +527,7 @@ impl Claims {
                 }
                 _ => &v.affinity,
             };
-            if !node_affinity_matches(affinity, &node.node.labels) {
+            if !node_affinity_matches(affinity.as_ref(), &node.node.labels) {
                 return Ok((false, true));
             }
         }
@@ -423,19 +536,14 @@ impl Claims {
 
     /// `FindMatchingVolume` on a node: the claim's PV, or the smallest that fits; `None` also
     /// when the PV reserved for the claim is out of the node's reach.
-    fn find_matching(
-        &self,
-        candidates: &[Candidate],
-        chosen: &[usize],
-        labels: &Labels,
-    ) -> Option<usize> {
+    fn find_matching(&self, m: &Matching, chosen: &[usize], labels: &Labels) -> Option<usize> {
         let mut smallest: Option<usize> = None;
-        for c in candidates {
+        for c in m.for_node(labels) {
             if chosen.contains(&c.volume) {
                 continue;
             }
             let v = &self.volumes[c.volume];
-            let reachable = node_affinity_matches(&v.affinity, labels);
+            let reachable = v.reach.matches(labels);
             if c.bound_to_claim {
                 return reachable.then_some(c.volume);
             }
@@ -564,17 +672,15 @@ impl PodVolumes<'_> {
             let ties: Vec<&str> = c
                 .matching
                 .iter()
-                .flatten()
+                .flat_map(|m| m.candidates.iter())
                 .filter(|cand| !cand.bound_to_claim && !chosen.contains(&cand.volume))
                 .map(|cand| &claims.volumes[cand.volume])
-                .filter(|o| {
-                    o.size == pv.size && node_affinity_matches(&o.affinity, &node.node.labels)
-                })
+                .filter(|o| o.size == pv.size && o.reach.matches(&node.node.labels))
                 .map(|o| name(&o.pv.metadata))
                 .collect();
             if ties.len() > 1 {
                 line.push_str(&format!(
-                    "; as small as it: {} (kube-scheduler may take any of them)",
+                    " (equally small here: {}; kube-scheduler may take any of them)",
                     ties.join(", ")
                 ));
             }
@@ -805,6 +911,56 @@ mod tests {
         assert_eq!(
             r.binding[1],
             ["PersistentVolumeClaim default/c would bind to PersistentVolume big (10Gi)"]
+        );
+    }
+
+    /// A PV reserved for the claim decides: where it is out of reach, no other PV is taken.
+    #[test]
+    fn a_pv_reserved_for_the_claim_wins_or_blocks() {
+        let mut reserved = local_pv("reserved", "local", "10Gi", "n2");
+        reserved["spec"]["claimRef"] = json!({"name": "c", "namespace": "default"});
+        let items = vec![
+            node("n1", "4", json!({})),
+            node("n2", "4", json!({})),
+            class("local", "kubernetes.io/no-provisioner", json!({})),
+            local_pv("free", "local", "10Gi", "n1"),
+            reserved,
+            unbound("c", "local", "5Gi"),
+        ];
+        let r = run(items, app(&["c"]));
+        assert_eq!(r.filters[0], rejected(&[ERR_REASON_BIND_CONFLICT]));
+        assert_eq!(
+            r.binding[1],
+            ["PersistentVolumeClaim default/c would bind to PersistentVolume reserved (10Gi)"]
+        );
+    }
+
+    /// PVs reached through one label and through a general selector are tried together, in
+    /// name order, and equally small ones are reported as ties.
+    #[test]
+    fn label_indexed_and_general_affinities_mix() {
+        let mut general = local_pv("a-general", "local", "5Gi", "n1");
+        general["spec"]["nodeAffinity"] = json!({"required": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["z9"]}]}]}});
+        let items = vec![
+            node("n1", "4", json!({"zone": "z1"})),
+            node("n2", "4", json!({"zone": "z9"})),
+            class("local", "kubernetes.io/no-provisioner", json!({})),
+            general,
+            local_pv("b-host", "local", "5Gi", "n1"),
+            local_pv("c-host", "local", "5Gi", "n2"),
+            unbound("c", "local", "5Gi"),
+        ];
+        let r = run(items, app(&["c"]));
+        assert_eq!(
+            r.binding[0],
+            [
+                "PersistentVolumeClaim default/c would bind to PersistentVolume a-general (5Gi) (equally small here: a-general, b-host; kube-scheduler may take any of them)"
+            ]
+        );
+        assert_eq!(
+            r.binding[1],
+            ["PersistentVolumeClaim default/c would bind to PersistentVolume c-host (5Gi)"]
         );
     }
 
