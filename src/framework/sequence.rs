@@ -51,8 +51,14 @@ fn replica(template: &Pod, i: usize) -> Pod {
 /// Places up to `limit` replicas of `template`, stopping at the first that fits nowhere. Each
 /// placement is added to `snapshot`, so later replicas see the earlier ones.
 pub fn place(fw: &Framework, snapshot: &mut Snapshot, template: &Pod, limit: usize) -> Sequence {
-    // Nominated pods make filtering two-pass per node; keep that path simple and exact.
-    if snapshot.nominated.is_empty() {
+    // Nominated pods make filtering two-pass per node, and replicas sharing a claim can change
+    // what PreFilter decides (a ReadWriteOncePod claim becomes "in use"): keep those paths simple
+    // and exact by scheduling each replica from scratch.
+    let shares_claims = template
+        .volumes
+        .iter()
+        .any(|v| v.persistent_volume_claim.is_some());
+    if snapshot.nominated.is_empty() && !shares_claims {
         Incremental::new(fw).place(snapshot, template, limit)
     } else {
         place_one_by_one(fw, snapshot, template, limit)
@@ -462,5 +468,34 @@ mod tests {
             compared += 1;
         }
         assert!(compared > 100, "only {compared} cases compared");
+    }
+
+    /// A ReadWriteOncePod claim taken by the first replica keeps the second one out.
+    #[test]
+    fn replicas_sharing_a_read_write_once_pod_claim() {
+        use crate::testing::{cluster, node, pod};
+        use serde_json::json;
+        let pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "ns", "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+            "spec": {"accessModes": ["ReadWriteOncePod"], "volumeName": "pv", "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Bound"}});
+        let pv = json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOncePod"], "claimRef": {"namespace": "ns", "name": "data"},
+                     "csi": {"driver": "d", "volumeHandle": "h"}}, "status": {"phase": "Bound"}});
+        let c = cluster(vec![
+            node("a", "4", json!({})),
+            node("b", "4", json!({})),
+            pvc,
+            pv,
+        ]);
+        let mut p = pod("ns/w", None, "1", 0, json!({}));
+        p["spec"]["volumes"] =
+            json!([{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]);
+        let template = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
+            .unwrap()
+            .into_pod();
+        let mut snapshot = Snapshot::new(c, None);
+        let seq = place(&default_framework(), &mut snapshot, &template, 3);
+        assert_eq!(seq.placements.len(), 1, "{:?}", seq.stopped);
+        assert!(seq.stopped.unwrap().contains("ReadWriteOncePod"));
     }
 }
