@@ -150,24 +150,23 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
     }
     // Feasible nodes best first, then the others, by name: ordered as indices, since moving
     // thousands of explanations around costs more than building them.
-    let mut order: Vec<usize> = (0..snapshot.num_nodes()).collect();
-    order.sort_by(|&a, &b| {
-        let key = |i: usize| {
+    let feasible_at = |i: usize| {
+        r.gated.is_none() && matches!(&r.nodes[i], NodeOutcome::Filtered(f) if f.first.is_none())
+    };
+    let mut keyed: Vec<(bool, Option<i64>, &str, usize)> = (0..snapshot.num_nodes())
+        .map(|i| {
             (
-                score_of[i].is_some()
-                    || (r.gated.is_none()
-                        && matches!(&r.nodes[i], NodeOutcome::Filtered(f) if f.first.is_none())),
-                score_of[i].map(|s| s.total),
+                !feasible_at(i),
+                score_of[i].map(|s| -s.total),
+                snapshot.nodes[i].name().as_str(),
+                i,
             )
-        };
-        let (fa, ta) = key(a);
-        let (fb, tb) = key(b);
-        fb.cmp(&fa)
-            .then(tb.cmp(&ta))
-            .then_with(|| snapshot.nodes[a].name().cmp(&snapshot.nodes[b].name()))
-    });
+        })
+        .collect();
+    // Node names are unique, so the order is total and an unstable sort is deterministic.
+    keyed.sort_unstable();
+    let order = keyed.into_iter().map(|(_, _, _, i)| i);
     let nodes: Vec<NodeExplanation> = order
-        .into_iter()
         .map(|i| {
             let ni = &snapshot.nodes[i];
             let mut e = NodeExplanation {

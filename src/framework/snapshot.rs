@@ -1,8 +1,10 @@
 //! The scheduler's view for one cycle: a `NodeInfo` per node plus the cluster's other objects
 //! (`nodeInfoSnapshot` and the listers upstream plugins read).
 
+use crate::model::affinity::AffinityTerm;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
+use crate::model::labels::Selector;
 use crate::model::node_info::{ImageState, NodeInfo};
 use crate::model::pod::Pod;
 use std::collections::HashMap;
@@ -18,6 +20,53 @@ pub struct Snapshot {
     /// The bound pods of each namespace with their node's index: plugins that count pods
     /// matching a selector in one namespace walk these instead of every pod of every node.
     namespace_pods: HashMap<Str, Vec<(usize, Arc<Pod>)>>,
+    /// Bound pods with required anti-affinity, by the namespaces their terms can select.
+    anti_affinity_terms: TermIndex,
+    /// Bound pods whose affinity terms score other pods (required affinity, preferred terms).
+    scoring_terms: TermIndex,
+}
+
+/// Bound pods with a kind of pod-affinity term, filed under every namespace their terms list;
+/// terms that select namespaces by label may concern any namespace and are kept apart. Walking
+/// the pods of one namespace's entry touches a fraction of the cluster's pods.
+#[derive(Clone, Debug, Default)]
+struct TermIndex {
+    by_namespace: HashMap<Str, Vec<(usize, Arc<Pod>)>>,
+    any_namespace: Vec<(usize, Arc<Pod>)>,
+}
+
+impl TermIndex {
+    fn add<'a>(
+        &mut self,
+        node: usize,
+        pod: &Arc<Pod>,
+        terms: impl Iterator<Item = &'a AffinityTerm>,
+    ) {
+        let mut namespaces: Vec<Str> = Vec::new();
+        for t in terms {
+            if !matches!(t.namespace_selector, Selector::Nothing) {
+                self.any_namespace.push((node, pod.clone()));
+                return;
+            }
+            namespaces.extend(t.namespaces.iter().copied());
+        }
+        namespaces.sort();
+        namespaces.dedup();
+        for ns in namespaces {
+            self.by_namespace
+                .entry(ns)
+                .or_default()
+                .push((node, pod.clone()));
+        }
+    }
+
+    fn concerning(&self, namespace: Str) -> impl Iterator<Item = &(usize, Arc<Pod>)> {
+        self.by_namespace
+            .get(&namespace)
+            .into_iter()
+            .flatten()
+            .chain(&self.any_namespace)
+    }
 }
 
 impl Snapshot {
@@ -55,36 +104,55 @@ impl Snapshot {
             index.insert(node.name, nodes.len());
             nodes.push(NodeInfo::new(node.clone(), Arc::new(states)));
         }
-        let mut nominated = Vec::new();
-        let mut namespace_pods: HashMap<Str, Vec<(usize, Arc<Pod>)>> = HashMap::new();
+        let mut snapshot = Snapshot {
+            cluster: cluster.clone(),
+            nodes,
+            index,
+            nominated: Vec::new(),
+            namespace_pods: HashMap::new(),
+            anti_affinity_terms: TermIndex::default(),
+            scoring_terms: TermIndex::default(),
+        };
         for pod in &cluster.pods {
             if Some(pod.uid) == exclude {
                 continue;
             }
             match pod.node_name {
                 Some(name) => {
-                    if let Some(&i) = index.get(&name) {
-                        nodes[i].add_pod(pod.clone());
-                        namespace_pods
-                            .entry(pod.namespace)
-                            .or_default()
-                            .push((i, pod.clone()));
+                    if let Some(i) = snapshot.node_index(name) {
+                        snapshot.bind(i, pod.clone());
                     }
                 }
                 None => {
                     if pod.nominated_node_name.is_some() {
-                        nominated.push(pod.clone());
+                        snapshot.nominated.push(pod.clone());
                     }
                 }
             }
         }
-        Snapshot {
-            cluster,
-            nodes,
-            index,
-            nominated,
-            namespace_pods,
+        snapshot
+    }
+
+    /// Adds a pod to its node and to the indexes.
+    fn bind(&mut self, i: usize, pod: Arc<Pod>) {
+        self.namespace_pods
+            .entry(pod.namespace)
+            .or_default()
+            .push((i, pod.clone()));
+        let a = &pod.affinity;
+        if !a.required_anti_affinity.is_empty() {
+            self.anti_affinity_terms
+                .add(i, &pod, a.required_anti_affinity.iter());
         }
+        let scoring = a
+            .required_affinity
+            .iter()
+            .chain(a.preferred_affinity.iter().map(|w| &w.term))
+            .chain(a.preferred_anti_affinity.iter().map(|w| &w.term));
+        if scoring.clone().next().is_some() {
+            self.scoring_terms.add(i, &pod, scoring);
+        }
+        self.nodes[i].add_pod(pod);
     }
 
     pub fn num_nodes(&self) -> usize {
@@ -114,15 +182,28 @@ impl Snapshot {
     pub fn assume(&mut self, pod: Arc<Pod>, node: Str) -> bool {
         match self.node_index(node) {
             Some(i) => {
-                self.namespace_pods
-                    .entry(pod.namespace)
-                    .or_default()
-                    .push((i, pod.clone()));
-                self.nodes[i].add_pod(pod);
+                self.bind(i, pod);
                 true
             }
             None => false,
         }
+    }
+
+    /// Bound pods with required anti-affinity whose terms may select pods of `namespace`.
+    pub fn anti_affinity_concerning(
+        &self,
+        namespace: Str,
+    ) -> impl Iterator<Item = &(usize, Arc<Pod>)> {
+        self.anti_affinity_terms.concerning(namespace)
+    }
+
+    /// Bound pods with scoring affinity terms (required affinity, preferred terms) that may
+    /// select pods of `namespace`.
+    pub fn scoring_terms_concerning(
+        &self,
+        namespace: Str,
+    ) -> impl Iterator<Item = &(usize, Arc<Pod>)> {
+        self.scoring_terms.concerning(namespace)
     }
 
     /// The bound pods of a namespace, each with its node's index.

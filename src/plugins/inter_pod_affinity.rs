@@ -314,19 +314,19 @@ impl Plugin for InterPodAffinity {
             self_match: false,
         });
         let nodes = &cx.snapshot.nodes;
-        let existing = merge_counts(walk(nodes, |ni| {
-            let mut found = Vec::new();
-            for existing in &ni.pods_with_required_anti_affinity {
-                for t in &existing.affinity.required_anti_affinity {
-                    if t.matches(pod.namespace, &pod.labels, &incoming.namespace_labels)
-                        && let Some(v) = ni.node.labels.get(t.topology_key)
-                    {
-                        found.push((t.topology_key, v, 1));
-                    }
+        // Existing pods' anti-affinity against this pod: only pods whose terms can select its
+        // namespace (the snapshot files them so).
+        let mut found = Found::new();
+        for (node, existing) in cx.snapshot.anti_affinity_concerning(pod.namespace) {
+            for t in &existing.affinity.required_anti_affinity {
+                if t.matches(pod.namespace, &pod.labels, &incoming.namespace_labels)
+                    && let Some(v) = nodes[*node].node.labels.get(t.topology_key)
+                {
+                    found.push((t.topology_key, v, 1));
                 }
             }
-            found
-        }));
+        }
+        let existing = merge_counts(vec![found]);
         let (affinity, anti_affinity) =
             if incoming.affinity.is_empty() && incoming.anti_affinity.is_empty() {
                 (Counts::new(), Counts::new())
@@ -489,18 +489,24 @@ impl Plugin for InterPodAffinity {
             namespace_labels: cluster.namespace_labels(pod.namespace),
             has_constraints,
         };
-        let per_node: Vec<ScoreMap> = walk(&cx.snapshot.nodes, |ni| {
+        let nodes = &cx.snapshot.nodes;
+        let per_node: Vec<ScoreMap> = if has_constraints {
+            walk(nodes, |ni| {
+                let mut map = ScoreMap::new();
+                for existing in &ni.pods {
+                    self.process_existing_pod(&s, existing, &ni.node, pod, &mut map);
+                }
+                map
+            })
+        } else {
+            // Without terms of its own, only existing pods' terms that can select this pod's
+            // namespace add anything.
             let mut map = ScoreMap::new();
-            let pods = if has_constraints {
-                &ni.pods
-            } else {
-                &ni.pods_with_affinity
-            };
-            for existing in pods {
-                self.process_existing_pod(&s, existing, &ni.node, pod, &mut map);
+            for (node, existing) in cx.snapshot.scoring_terms_concerning(pod.namespace) {
+                self.process_existing_pod(&s, existing, &nodes[*node].node, pod, &mut map);
             }
-            map
-        });
+            vec![map]
+        };
         if per_node.iter().all(HashMap::is_empty) {
             return Status::skip();
         }
