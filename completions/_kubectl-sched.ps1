@@ -100,6 +100,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-sched' -ScriptBlock {
             break
         }
         'kubectl-sched;lease' {
+            [CompletionResult]::new('--renew-deadline', '--renew-deadline', [CompletionResultType]::ParameterName, 'The components'' renewDeadline: how long a leader keeps trying to renew before it gives up')
+            [CompletionResult]::new('--retry-period', '--retry-period', [CompletionResultType]::ParameterName, 'The components'' retryPeriod: how often leaders renew and standbys try to acquire')
+            [CompletionResult]::new('--node-grace-period', '--node-grace-period', [CompletionResultType]::ParameterName, 'kube-controller-manager''s --node-monitor-grace-period, for --nodes')
             [CompletionResult]::new('--snapshot', '--snapshot', [CompletionResultType]::ParameterName, 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')

@@ -335,12 +335,24 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__lease)
-            opts="-A -w -n -o -v -h -V --all-namespaces --nodes --watch --renewals --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-A -w -n -o -v -h -V --all-namespaces --nodes --watch --renewals --renew-deadline --retry-period --node-grace-period --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --renew-deadline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retry-period)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --node-grace-period)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --snapshot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

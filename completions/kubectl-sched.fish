@@ -92,6 +92,9 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l 
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s v -l verbose -d 'More detail on errors and warnings'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s V -l version -d 'Print version'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l renew-deadline -d 'The components\' renewDeadline: how long a leader keeps trying to renew before it gives up' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l retry-period -d 'The components\' retryPeriod: how often leaders renew and standbys try to acquire' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l node-grace-period -d 'kube-controller-manager\'s --node-monitor-grace-period, for --nodes' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l context -d 'The kubeconfig context to use' -r

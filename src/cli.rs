@@ -134,7 +134,8 @@ pub struct ExplainArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct LeaseArgs {
-    /// One lease: NAME or lease/NAME (default: every leader-election lease)
+    /// One lease: NAME, lease/NAME or NAMESPACE/NAME, looked up in every namespace unless -n is
+    /// given (default: every leader-election lease)
     #[arg(value_name = "LEASE")]
     pub lease: Option<String>,
     /// Every namespace (the default unless -n is given)
@@ -149,6 +150,15 @@ pub struct LeaseArgs {
     /// With --watch, also print every renewal
     #[arg(long, requires = "watch")]
     pub renewals: bool,
+    /// The components' renewDeadline: how long a leader keeps trying to renew before it gives up
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub renew_deadline: String,
+    /// The components' retryPeriod: how often leaders renew and standbys try to acquire
+    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    pub retry_period: String,
+    /// kube-controller-manager's --node-monitor-grace-period, for --nodes
+    #[arg(long, value_name = "DURATION", default_value = "50s")]
+    pub node_grace_period: String,
 }
 
 #[derive(Args, Debug, Clone)]

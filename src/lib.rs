@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod explain;
 pub mod framework;
+pub mod lease;
 pub mod model;
 pub mod plugins;
 pub mod preemption;

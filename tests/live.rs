@@ -17,17 +17,7 @@ fn fixture() -> PathBuf {
 /// A server loaded with the fixture cluster, and a workspace whose kubeconfig points at it
 /// (context "test", namespace team-a).
 fn setup() -> (ApiServer, Workspace, PathBuf) {
-    let server = ApiServer::start();
-    server.load(&fixture());
-    let ws = Workspace::new();
-    let kc = ws.write(
-        "config",
-        &kubeconfig(
-            &[ContextSpec::for_server("test", &server).namespace("team-a")],
-            Some("test"),
-        ),
-    );
-    (server, ws, kc)
+    support::fixture_server()
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! code a script can rely on.
 
 mod explain;
+mod lease;
 mod output;
 mod snapshot;
 mod whatif;
@@ -99,9 +100,7 @@ fn run(cli: Cli) -> Outcome {
         Command::Whatif(args) => whatif::run(&cli.global, args),
         Command::Explain(args) => explain::run(&cli.global, args),
         Command::Snapshot(args) => snapshot::run(&cli.global, args),
-        Command::Lease(_) => Err(Failure::bad_input(anyhow::anyhow!(
-            "the lease command is not available in this version of kubectl-sched yet"
-        ))),
+        Command::Lease(args) => lease::run(&cli.global, args),
         Command::Completions { shell } => {
             print!("{}", completions(*shell));
             Ok(EXIT_FITS)

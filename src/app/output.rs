@@ -25,6 +25,17 @@ pub struct Live {
     target: live::Target,
 }
 
+impl Live {
+    pub fn target(&self) -> &live::Target {
+        &self.target
+    }
+
+    /// Runs a live request (or a watch) to completion on the I/O runtime.
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+}
+
 impl Source {
     /// Chooses the source; for a live cluster resolves the kubeconfig (no request is sent yet).
     pub fn open(global: &GlobalArgs) -> Result<Source, Failure> {

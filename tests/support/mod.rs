@@ -231,3 +231,19 @@ impl Run {
 pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// A server loaded with fixtures/live/cluster.yaml, and a workspace whose kubeconfig points at it
+/// (context "test", namespace team-a).
+pub fn fixture_server() -> (apiserver::ApiServer, Workspace, PathBuf) {
+    let server = apiserver::ApiServer::start();
+    server.load(&repo().join("fixtures/live/cluster.yaml"));
+    let ws = Workspace::new();
+    let kc = ws.write(
+        "config",
+        &kubeconfig(
+            &[ContextSpec::for_server("test", &server).namespace("team-a")],
+            Some("test"),
+        ),
+    );
+    (server, ws, kc)
+}

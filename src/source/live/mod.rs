@@ -6,7 +6,9 @@ mod config;
 mod error;
 mod progress;
 mod read;
+mod watch;
 
 pub use config::{ConnectOptions, Env, Target, parse_duration, resolve};
 pub use error::LiveError;
-pub use read::{PAGE_SIZE, POD_FIELD_SELECTOR, Plan, read};
+pub use read::{LeasePlan, LeaseRead, PAGE_SIZE, POD_FIELD_SELECTOR, Plan, read, read_leases};
+pub use watch::{LeaseWatcher, Update};

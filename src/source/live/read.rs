@@ -69,6 +69,8 @@ fn consequence(plural: &str) -> &'static str {
         }
         "events" => "the real scheduler's FailedScheduling messages are not shown",
         "leases" => "the lease command has no leases to show",
+        "pods" => "lease holders are not matched to their pods",
+        "nodes" => "whether each node is Ready is not shown",
         _ => "some checks are incomplete",
     }
 }
@@ -104,6 +106,21 @@ struct Reader {
 type Task<T> = JoinHandle<Result<T, LiveError>>;
 
 impl Reader {
+    fn connect(target: &Target) -> Result<(Arc<Reader>, Arc<Progress>), LiveError> {
+        let client = kube::Client::try_from(target.config.clone()).map_err(|e| {
+            let what = format!("connect to {}", target.server());
+            describe(Fail::Client(e), target, &what)
+        })?;
+        let progress = Arc::new(Progress::default());
+        let reader = Arc::new(Reader {
+            client,
+            target: target.clone(),
+            progress: progress.clone(),
+            warnings: Mutex::new(Vec::new()),
+        });
+        Ok((reader, progress))
+    }
+
     async fn fetch(&self, url: &str) -> Result<(http::HeaderMap, bytes::Bytes), Fail> {
         let request = http::Request::get(url)
             .body(kube::client::Body::empty())
@@ -139,6 +156,18 @@ impl Reader {
         label: &'static str,
         fields: Option<&str>,
     ) -> Result<Vec<T>, Fail> {
+        self.list_at(path, label, fields)
+            .await
+            .map(|(items, _)| items)
+    }
+
+    /// `list`, with the resourceVersion the list was served at (where a watch resumes).
+    async fn list_at<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        label: &'static str,
+        fields: Option<&str>,
+    ) -> Result<(Vec<T>, String), Fail> {
         let kind = self.progress.kind(label);
         let mut restarts = 0;
         'restart: loop {
@@ -162,7 +191,7 @@ impl Reader {
                     Some(c) => cont = Some(c),
                     None => {
                         kind.finish();
-                        return Ok(items);
+                        return Ok((items, page.metadata.resource_version.unwrap_or_default()));
                     }
                 }
             }
@@ -320,6 +349,20 @@ impl Reader {
         Ok(Vec::new())
     }
 
+    /// The server's Date header and the local time it arrived, when the server sends one.
+    async fn server_clock(
+        &self,
+    ) -> Option<(k8s_openapi::jiff::Timestamp, k8s_openapi::jiff::Timestamp)> {
+        let (headers, _) = self.fetch("/version").await.ok()?;
+        let local = k8s_openapi::jiff::Timestamp::now();
+        let date = headers
+            .get(http::header::DATE)?
+            .to_str()
+            .ok()
+            .and_then(|d| k8s_openapi::jiff::fmt::rfc2822::parse(d).ok())?;
+        Some((date.timestamp(), local))
+    }
+
     /// The server's version and clock, from `/version` and its Date header.
     async fn server_info(&self) -> Result<SnapshotMeta, LiveError> {
         let (headers, body) = self
@@ -394,17 +437,7 @@ async fn join<T>(task: Task<T>) -> Result<T, LiveError> {
 
 /// Reads the cluster as `plan` says; the returned dump is what the file source would produce.
 pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
-    let client = kube::Client::try_from(target.config.clone()).map_err(|e| {
-        let what = format!("connect to {}", target.server());
-        describe(Fail::Client(e), target, &what)
-    })?;
-    let progress = Arc::new(Progress::default());
-    let reader = Arc::new(Reader {
-        client,
-        target: target.clone(),
-        progress: progress.clone(),
-        warnings: Mutex::new(Vec::new()),
-    });
+    let (reader, progress) = Reader::connect(target)?;
     // Registered up front so the progress line counts every kind from the start.
     let mut kinds = vec![
         "nodes",
@@ -553,4 +586,104 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     warnings.sort_by_key(|(kind, _)| kinds.iter().position(|k| k == kind));
     dump.warnings = warnings.into_iter().map(|(_, w)| w).collect();
     Ok(dump)
+}
+
+/// What `lease` reads.
+#[derive(Clone, Debug, Default)]
+pub struct LeasePlan {
+    /// Only this namespace's leases (`-n`); all namespaces otherwise.
+    pub namespace: Option<String>,
+    /// Narrows the lease list (`metadata.name=…`, or leaving out node heartbeats).
+    pub field_selector: Option<String>,
+    /// Also the nodes, for node heartbeats.
+    pub nodes: bool,
+    pub progress: bool,
+}
+
+/// Leases as read live, with the clock to measure them by.
+pub struct LeaseRead {
+    /// Leases, LeaseCandidates, the pods of the namespaces holding leader leases (to match
+    /// holders), nodes when asked for, and the warnings of the read.
+    pub dump: Dump,
+    /// The API server's Date header and the local time it was read at.
+    pub server_date: Option<(k8s_openapi::jiff::Timestamp, k8s_openapi::jiff::Timestamp)>,
+    /// Where a watch of the same leases resumes.
+    pub resource_version: String,
+}
+
+fn lease_path(namespace: Option<&str>) -> String {
+    collection_path::<Lease>(namespace)
+}
+
+/// Reads leases for `lease`: the leases first, then concurrently the server's clock, lease
+/// candidates, the pods that may hold them and, for `--nodes`, the nodes.
+pub async fn read_leases(target: &Target, plan: &LeasePlan) -> Result<LeaseRead, LiveError> {
+    let (reader, progress) = Reader::connect(target)?;
+    let mut indicator = Indicator::start(progress, plan.progress);
+    let clock = spawn(&reader, |r| async move { Ok(r.server_clock().await) });
+    let candidates = spawn(&reader, |r| async move { r.lease_candidates().await });
+    let nodes = plan
+        .nodes
+        .then(|| spawn(&reader, |r| async move { r.optional_kind::<Node>().await }));
+    let path = lease_path(plan.namespace.as_deref());
+    let (leases, resource_version): (Vec<Lease>, String) = match reader
+        .list_at(&path, "leases", plan.field_selector.as_deref())
+        .await
+    {
+        Ok(listed) => listed,
+        Err(Fail::Status(s)) if s.code == 403 => {
+            let scope = plan
+                .namespace
+                .as_deref()
+                .map_or("in all namespaces".to_string(), |ns| {
+                    format!("in namespace {ns:?}")
+                });
+            return Err(LiveError {
+                message: format!(
+                    "permission denied: this user may not list leases {scope} (403 Forbidden); kubectl-sched lease needs \"list\" and \"watch\" on \"leases\" (API group \"coordination.k8s.io\"): the README has a read-only ClusterRole"
+                ),
+                detail: Some(s.message),
+            });
+        }
+        Err(f) => return Err(describe(f, target, "list leases")),
+    };
+    // Holders are pods of the namespaces that hold leader-election leases.
+    let mut namespaces: Vec<String> = leases
+        .iter()
+        .filter_map(|l| l.metadata.namespace.clone())
+        .filter(|ns| ns != crate::lease::NODE_LEASE_NAMESPACE)
+        .collect();
+    namespaces.sort();
+    namespaces.dedup();
+    let pod_lists: Vec<Task<Vec<Pod>>> = namespaces
+        .into_iter()
+        .map(|ns| {
+            spawn(&reader, move |r| async move {
+                let path = collection_path::<Pod>(Some(&ns));
+                r.optional(&path, "pods", Some(POD_FIELD_SELECTOR)).await
+            })
+        })
+        .collect();
+    let mut dump = Dump {
+        leases,
+        lease_candidates: join(candidates).await?,
+        ..Default::default()
+    };
+    for task in pod_lists {
+        dump.pods.extend(join(task).await?);
+    }
+    if let Some(task) = nodes {
+        dump.nodes = join(task).await?;
+    }
+    let server_date = join(clock).await?;
+    indicator.stop();
+    dump.warnings = std::mem::take(&mut *reader.warnings.lock().expect("warnings lock"))
+        .into_iter()
+        .map(|(_, w)| w)
+        .collect();
+    Ok(LeaseRead {
+        dump,
+        server_date,
+        resource_version,
+    })
 }

@@ -1,0 +1,459 @@
+//! The human views of leases: the listing, one lease in detail with client-go's rules spelled
+//! out, node heartbeats, and timeline lines. Readable at 80 columns.
+
+use super::heartbeat::Heartbeats;
+use super::timeline::Change;
+use super::{Clock, ClockSource, LeaseReport, Listing, Status, Timings};
+use crate::explain::table::{Style, TableOptions};
+use comfy_table::{Cell, ColumnConstraint, ContentArrangement, Table, Width, presets};
+use k8s_openapi::jiff::{SignedDuration, Timestamp, Unit};
+use std::fmt::Write;
+
+/// A duration as an operator reads it: `850ms`, `5.5s`, `45s`, `3m12s`, `2h5m`, `3d4h`.
+pub fn human(d: SignedDuration) -> String {
+    if d.is_negative() {
+        return format!("-{}", human(d.abs()));
+    }
+    let ms = d.as_millis();
+    let secs = d.as_secs();
+    match secs {
+        0 if ms < 1000 && ms % 1000 != 0 => format!("{ms}ms"),
+        0..10 => {
+            let tenths = ms / 100;
+            if tenths % 10 == 0 {
+                format!("{secs}s")
+            } else {
+                format!("{}.{}s", tenths / 10, tenths % 10)
+            }
+        }
+        10..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{}s", secs / 60, secs % 60),
+        3600..86400 => format!("{}h{}m", secs / 3600, secs % 3600 / 60),
+        _ => format!("{}d{}h", secs / 86400, secs % 86400 / 3600),
+    }
+}
+
+/// A time in UTC as the API shows it, to the millisecond when it has a fraction (renewals are
+/// recorded in microseconds, and a second's rounding would misplace them).
+pub fn when(t: Timestamp) -> String {
+    t.round(Unit::Millisecond)
+        .map(|t| t.to_string())
+        .unwrap_or_else(|_| t.to_string())
+}
+
+fn status_cell(s: Status, style: Style) -> String {
+    match s {
+        Status::Healthy => style.good(s.as_str()),
+        Status::RenewingLate | Status::Released => style.warn(s.as_str()),
+        Status::Expired => style.bad(s.as_str()),
+        Status::Unknown => style.dim(s.as_str()),
+    }
+}
+
+/// The first line of every view: which clock "now" is, and the skew when it matters.
+pub fn clock_line(what: &str, clock: &Clock) -> String {
+    let source = match clock.source {
+        ClockSource::Server => "by the API server's clock",
+        ClockSource::Snapshot => "when the snapshot was taken",
+        ClockSource::Local => "by the local clock (the API server's was not available)",
+    };
+    let mut line = format!("{what} at {} {source}\n", when(clock.now));
+    if let Some(skew) = clock.skew {
+        let (dir, by) = if skew.is_negative() {
+            ("ahead of", skew.abs())
+        } else {
+            ("behind", skew)
+        };
+        let _ = writeln!(
+            line,
+            "note: the local clock is {} {dir} the API server's; every age here is by the server's clock",
+            // The Date header has whole seconds: finer would be noise.
+            human(by.round(Unit::Second).unwrap_or(by))
+        );
+    }
+    line
+}
+
+fn table(opts: &TableOptions, header: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(opts.width)
+        .set_header(header);
+    t
+}
+
+fn ago(d: Option<SignedDuration>) -> String {
+    match d {
+        Some(d) if d.is_negative() => format!("in {}", human(d.abs())),
+        Some(d) => format!("{} ago", human(d)),
+        None => "-".into(),
+    }
+}
+
+fn takeover(r: &LeaseReport) -> String {
+    match (r.status, r.takeover_in_seconds) {
+        (Status::Released, _) => "now".into(),
+        (Status::Expired, _) => "overdue".into(),
+        (_, Some(d)) => format!("in {}", human(d)),
+        _ => "-".into(),
+    }
+}
+
+/// The holder by its hostname: the node for static control-plane pods, else the pod's name;
+/// the full identity is in the wide view and the detail.
+fn holder_cell(r: &LeaseReport) -> String {
+    r.holder_identity
+        .as_deref()
+        .map_or("-".into(), |id| super::identity_host(id).to_string())
+}
+
+pub fn listing(l: &Listing, opts: TableOptions) -> String {
+    let style = opts.style;
+    let mut out = clock_line("Leader-election leases", &l.clock);
+    if l.leases.is_empty() {
+        out.push_str("No leader-election leases found.\n");
+        return out;
+    }
+    out.push('\n');
+    let mut header = vec![
+        "NAMESPACE",
+        "NAME",
+        "HOLDER",
+        "STATUS",
+        "RENEWED",
+        "TAKEOVER",
+    ];
+    if opts.wide {
+        header.extend([
+            "TRANSITIONS",
+            "IDENTITY",
+            "POD",
+            "NODE",
+            "ACQUIRED",
+            "DURATION",
+        ]);
+    }
+    let mut t = table(&opts, header);
+    for r in &l.leases {
+        let renewed = match r.since_renewal_seconds {
+            Some(d) if d.is_negative() => format!("in {}", human(d.abs())),
+            Some(d) => human(d),
+            None => "-".into(),
+        };
+        let mut row = vec![
+            Cell::new(&r.namespace),
+            Cell::new(&r.name),
+            Cell::new(holder_cell(r)),
+            Cell::new(status_cell(r.status, style)),
+            Cell::new(renewed),
+            Cell::new(takeover(r)),
+        ];
+        if opts.wide {
+            row.extend([
+                Cell::new(r.lease_transitions.map_or("-".into(), |n| n.to_string())),
+                Cell::new(r.holder_identity.as_deref().unwrap_or("-")),
+                Cell::new(r.holder_pod.as_deref().unwrap_or("-")),
+                Cell::new(r.holder_node.as_deref().unwrap_or("-")),
+                Cell::new(r.acquire_time.map_or("-".into(), when)),
+                Cell::new(
+                    r.lease_duration_seconds
+                        .map_or("-".into(), |s| format!("{s}s")),
+                ),
+            ]);
+        }
+        t.add_row(row);
+    }
+    // Only the holder wraps, and not below a readable width: a lease's name broken over lines
+    // is harder to read than a line longer than the terminal.
+    for (i, column) in t.column_iter_mut().enumerate() {
+        column.set_constraint(match i {
+            2 => ColumnConstraint::LowerBoundary(Width::Fixed(12)),
+            _ => ColumnConstraint::ContentWidth,
+        });
+    }
+    let _ = writeln!(out, "{t}");
+    let troubled: Vec<&LeaseReport> = l
+        .leases
+        .iter()
+        .filter(|r| r.status != Status::Healthy)
+        .collect();
+    if !troubled.is_empty() {
+        out.push('\n');
+        for r in troubled {
+            let _ = writeln!(
+                out,
+                "{}/{}: {} — {}",
+                r.namespace,
+                r.name,
+                status_cell(r.status, style),
+                r.reason
+            );
+        }
+    }
+    let elections: Vec<&LeaseReport> = l.leases.iter().filter(|r| r.election.is_some()).collect();
+    if !elections.is_empty() {
+        out.push('\n');
+        for r in elections {
+            let e = r.election.as_ref().expect("filtered");
+            let _ = writeln!(
+                out,
+                "{}/{}: coordinated election ({} candidate(s)): {}",
+                r.namespace,
+                r.name,
+                e.candidates.len(),
+                e.note
+            );
+        }
+    }
+    out
+}
+
+fn field(out: &mut String, style: Style, name: &str, value: impl AsRef<str>) {
+    let _ = writeln!(
+        out,
+        "  {:<17}{}",
+        style.bold(&format!("{name}:")),
+        value.as_ref()
+    );
+}
+
+/// One lease in full: its record, what its timing means by client-go's rules, and its candidates.
+pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOptions) -> String {
+    let style = opts.style;
+    let mut out = clock_line(&format!("Lease {}/{}", r.namespace, r.name), clock);
+    out.push('\n');
+    let holder = match (&r.holder_identity, &r.holder_pod, &r.holder_node) {
+        (None, _, _) => "none".to_string(),
+        (Some(id), Some(pod), Some(node)) => format!("{id} (pod {pod} on node {node})"),
+        (Some(id), Some(pod), None) => format!("{id} (pod {pod})"),
+        (Some(id), None, Some(node)) => format!("{id} (node {node}; no pod matched)"),
+        (Some(id), None, None) => format!("{id} (no pod or node matched)"),
+    };
+    field(&mut out, style, "Holder", holder);
+    field(
+        &mut out,
+        style,
+        "Status",
+        format!("{} — {}", status_cell(r.status, style), r.reason),
+    );
+    let at = |t: Option<Timestamp>| {
+        t.map_or("-".into(), |t| {
+            format!("{} ({})", when(t), ago(Some(clock.now.duration_since(t))))
+        })
+    };
+    field(&mut out, style, "Acquired", at(r.acquire_time));
+    field(&mut out, style, "Renewed", at(r.renew_time));
+    field(
+        &mut out,
+        style,
+        "Lease duration",
+        r.lease_duration_seconds
+            .map_or("-".into(), |s| format!("{s}s")),
+    );
+    field(
+        &mut out,
+        style,
+        "Transitions",
+        r.lease_transitions.map_or("-".into(), |n| n.to_string()),
+    );
+    if let Some(s) = &r.strategy {
+        field(&mut out, style, "Strategy", s);
+    }
+    if let Some(p) = &r.preferred_holder {
+        field(&mut out, style, "Preferred holder", p);
+    }
+
+    out.push('\n');
+    let _ = writeln!(out, "{}", style.bold("When could someone else take over?"));
+    let retry = human(timings.retry_period);
+    let deadline = human(timings.renew_deadline);
+    let duration = r
+        .lease_duration_seconds
+        .map_or("leaseDuration".to_string(), |s| format!("{s}s"));
+    match r.status {
+        Status::Released => {
+            let _ = writeln!(
+                out,
+                "  Now: the lease has no holder, so the first standby to retry (every {retry}) acquires it."
+            );
+        }
+        Status::Unknown => {
+            let _ = writeln!(
+                out,
+                "  Cannot tell: without renewTime and leaseDurationSeconds a standby treats the record as new and waits a full lease duration from when it first sees it."
+            );
+        }
+        Status::Expired => {
+            let _ = writeln!(
+                out,
+                "  Overdue: the lease expired {} ago. A standby that has watched the record unchanged for {duration} acquires it at its next retry (every {retry}); that none has means no standby is running or none can reach the API server.",
+                r.expired_for_seconds.map_or("-".into(), human)
+            );
+        }
+        Status::Healthy | Status::RenewingLate => {
+            if let Some(t) = r.takeover_at {
+                let _ = writeln!(
+                    out,
+                    "  Earliest {} ({}), if {} stops renewing now.",
+                    when(t),
+                    r.takeover_in_seconds
+                        .map_or("-".into(), |d| format!("in {}", human(d))),
+                    r.holder_identity.as_deref().unwrap_or("the holder")
+                );
+            }
+            if let Some(t) = r.holder_gives_up_at {
+                let _ = writeln!(
+                    out,
+                    "  The holder itself stops leading at {} if it has not renewed by then (renewTime + renewDeadline {deadline}, by its own clock).",
+                    when(t)
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{}\n  - The leader renews every {retry} (retryPeriod); if it cannot renew within {deadline} (renewDeadline) it gives up leadership.\n  - A standby takes over only after it has seen the same record, unchanged, for {duration} (leaseDurationSeconds) by its own clock, then tries every {retry}, with jitter up to {}.\n  - Standbys time the record from when they saw it, not from renewTime, so clock skew between machines does not move takeover; the earliest takeover is renewTime + {duration}, and it usually happens within a retry or two after.",
+        style.bold("client-go's rules (renewDeadline and retryPeriod are the components' settings; kube-scheduler and kube-controller-manager default to 15s/10s/2s):"),
+        human(timings.max_retry_wait())
+    );
+
+    if let Some(e) = &r.election {
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "{} (strategy {}):",
+            style.bold("Coordinated leader election"),
+            e.strategy.as_deref().unwrap_or("undecided")
+        );
+        let mut t = table(
+            &opts,
+            vec![
+                "CANDIDATE",
+                "EMULATION",
+                "BINARY",
+                "RENEWED",
+                "PINGED",
+                "STATE",
+            ],
+        );
+        for c in &e.candidates {
+            let state = match c.state {
+                super::candidates::CandidateState::Preferred => style.good("preferred"),
+                super::candidates::CandidateState::Eligible => "eligible".into(),
+                super::candidates::CandidateState::Expired => {
+                    style.dim("expired (not renewed for 30m)")
+                }
+                super::candidates::CandidateState::InvalidVersion => style.bad("invalid version"),
+            };
+            let c = &c.candidate;
+            t.add_row(vec![
+                Cell::new(&c.name),
+                Cell::new(c.emulation_version.as_deref().unwrap_or("-")),
+                Cell::new(c.binary_version.as_deref().unwrap_or("-")),
+                Cell::new(ago(c.renew_time.map(|t| clock.now.duration_since(t)))),
+                Cell::new(ago(c.ping_time.map(|t| clock.now.duration_since(t)))),
+                Cell::new(state),
+            ]);
+        }
+        let _ = writeln!(out, "{t}\n  {}", e.note);
+    }
+    out
+}
+
+pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
+    let style = opts.style;
+    let mut out = clock_line("Node heartbeats (kube-node-lease)", &h.clock);
+    if h.nodes.is_empty() {
+        out.push_str("No node heartbeat leases or nodes found.\n");
+        return out;
+    }
+    let stale: Vec<_> = h
+        .nodes
+        .iter()
+        .filter(|n| n.status != Status::Healthy)
+        .collect();
+    let _ = writeln!(
+        out,
+        "{} of {} kubelets are renewing; the node controller marks a node NotReady {} after its last heartbeat (node-monitor-grace-period).",
+        h.renewing,
+        h.nodes.len(),
+        human(h.grace_period)
+    );
+    if stale.is_empty() {
+        return out;
+    }
+    out.push('\n');
+    let mut t = table(
+        &opts,
+        vec!["NODE", "STATUS", "RENEWED", "NOT READY", "NODE READY"],
+    );
+    for n in stale {
+        let not_ready = match n.not_ready_in_seconds {
+            None => "-".into(),
+            Some(d) if d.is_negative() => style.bad(&format!("due {} ago", human(d.abs()))),
+            Some(d) => style.warn(&format!("in {}", human(d))),
+        };
+        let ready = match (n.node_exists, n.node_ready) {
+            (false, _) => style.dim("no such node"),
+            (true, Some(true)) => style.good("True"),
+            (true, Some(false)) => style.bad("False/Unknown"),
+            (true, None) => "-".into(),
+        };
+        let status = if n.renew_time.is_none() {
+            style.dim("no lease")
+        } else {
+            status_cell(n.status, style)
+        };
+        t.add_row(vec![
+            Cell::new(&n.node),
+            Cell::new(status),
+            Cell::new(ago(n.since_renewal_seconds)),
+            Cell::new(not_ready),
+            Cell::new(ready),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    out
+}
+
+/// One timeline line.
+pub fn change_line(c: &Change, style: Style) -> String {
+    use super::timeline::Kind;
+    let message = match c.event {
+        Kind::Expired => style.bad(&c.message),
+        Kind::MissedRenewal | Kind::Released | Kind::Deleted => style.warn(&c.message),
+        Kind::HolderChanged | Kind::Acquired => style.bold(&c.message),
+        _ => c.message.clone(),
+    };
+    format!(
+        "{}  {}/{}  {message}{}",
+        when(c.time),
+        c.namespace,
+        c.name,
+        if c.from_relist {
+            style.dim(" (seen on relist)")
+        } else {
+            String::new()
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_kubectl_ages() {
+        let ms = SignedDuration::from_millis;
+        assert_eq!(human(ms(850)), "850ms");
+        assert_eq!(human(ms(0)), "0s");
+        assert_eq!(human(ms(5_500)), "5.5s");
+        assert_eq!(human(ms(2_000)), "2s");
+        assert_eq!(human(ms(45_900)), "45s");
+        assert_eq!(human(ms(192_000)), "3m12s");
+        assert_eq!(human(ms(7_500_000)), "2h5m");
+        assert_eq!(human(ms(273_600_000)), "3d4h");
+        assert_eq!(human(ms(-30_300)), "-30s");
+    }
+}
