@@ -85,7 +85,16 @@ fn one_lease_in_detail_spells_out_the_takeover_rules_and_candidates() {
     assert_eq!(code, 0);
     assert!(out.contains("Renewing late"), "{out}");
     assert!(out.contains("The leader renews every 5s (retryPeriod); if it cannot renew within 20s (renewDeadline)"), "{out}");
-    assert!(out.contains("renewTime + renewDeadline 20s"), "{out}");
+    assert!(
+        out.contains("renewTime + retryPeriod 5s + renewDeadline 20s"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "A standby takes over only after it has seen the same record, unchanged, for 15s"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -103,7 +112,7 @@ fn json_and_yaml_carry_every_derived_fact() {
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["clock"]["now"], "2026-11-23T10:00:00Z");
-    assert_eq!(v["clock"]["source"], "snapshot");
+    assert_eq!(v["clock"]["source"], "Snapshot");
     assert_eq!(v["timings"]["renewDeadline"], 10.0);
     let by_name = |name: &str| {
         v["leases"]
@@ -125,7 +134,7 @@ fn json_and_yaml_carry_every_derived_fact() {
     let kcm = by_name("kube-controller-manager");
     assert_eq!(kcm["status"], "RenewingLate");
     assert_eq!(kcm["takeoverInSeconds"], 7.0);
-    assert_eq!(kcm["holderGivesUpAt"], "2026-11-23T10:00:02Z");
+    assert_eq!(kcm["holderGivesUpAt"], "2026-11-23T10:00:04Z");
     let sched = by_name("kube-scheduler");
     assert_eq!(
         sched["election"]["preferred"],

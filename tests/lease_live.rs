@@ -38,7 +38,8 @@ fn lease(
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": {"namespace": ns, "name": name},
         "spec": {"holderIdentity": holder, "leaseDurationSeconds": duration,
-                 "acquireTime": micro(renew - SignedDuration::from_hours(1)),
+                 // Renewals keep acquireTime: a new one means a new acquisition.
+                 "acquireTime": format!("2026-01-01T00:00:{transitions:02}.000000Z"),
                  "renewTime": micro(renew), "leaseTransitions": transitions},
     })
 }
@@ -71,7 +72,7 @@ fn leases_are_measured_by_the_servers_clock_and_holders_matched() {
     assert_eq!(run.code, 0, "{run:?}");
     let v = run.json();
     // By the local clock the lease was renewed five minutes ago and long expired.
-    assert_eq!(v["clock"]["source"], "server");
+    assert_eq!(v["clock"]["source"], "Server");
     let skew = v["clock"]["skew"].as_f64().unwrap();
     assert!((-301.5..=-298.5).contains(&skew), "{skew}");
     let leases = v["leases"].as_array().unwrap();
@@ -344,5 +345,48 @@ fn the_watch_ends_after_the_request_timeout_as_kubectl_get_w_does() {
     assert!(started.elapsed() >= Duration::from_secs(2));
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("Watching 1 lease(s)"), "{stdout}");
+    server.assert_only_gets();
+}
+
+#[test]
+fn a_failing_watch_says_so_retries_and_loses_nothing() {
+    let (server, ws, kc) = setup();
+    server.max_watch(Duration::from_secs(1));
+    // The first watch is answered 410 outright (history gone): the tool lists again. Then two
+    // watch requests fail (500: kube's client itself retries 503s), as while an API server
+    // restarts.
+    server.fault(Fault::status("leases", 410).on(On::Watch).times(1));
+    let watch = Watch::start(&ws, &kc, &["-o", "json"]);
+    let lists = || {
+        server
+            .requests_to("/apis/coordination.k8s.io/v1/leases")
+            .iter()
+            .filter(|r| r.param("watch").is_none())
+            .count()
+    };
+    wait_for("the list after 410", || lists() >= 2);
+    server.clear_faults();
+    server.fault(Fault::status("leases", 500).on(On::Watch).times(2));
+    let lost = watch.next_event("WatchLost", Duration::from_secs(10));
+    assert!(
+        lost["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("watch lost, retrying:"),
+        "{lost}"
+    );
+    // What changes while the watch is down is reported once it is back.
+    server.apply(lease(
+        "kube-system",
+        "kube-scheduler",
+        "cp-9_abcd",
+        0,
+        15,
+        4,
+    ));
+    watch.next_event("WatchResumed", Duration::from_secs(15));
+    let changed = watch.next_event("HolderChanged", Duration::from_secs(10));
+    assert_eq!(changed["holder"], "cp-9_abcd");
+    drop(watch);
     server.assert_only_gets();
 }

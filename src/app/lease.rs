@@ -5,7 +5,7 @@ use super::output::{Source, print_structured, style, table_options};
 use super::{EXIT_BAD_INPUT, EXIT_FITS, Failure, Outcome};
 use crate::cli::{GlobalArgs, LeaseArgs, Output};
 use crate::lease::heartbeat::heartbeats;
-use crate::lease::timeline::{Change, Tracker};
+use crate::lease::timeline::{Change, Kind, Tracker};
 use crate::lease::{
     self, Clock, ClockSource, Inventory, NODE_LEASE_NAMESPACE, NodeRef, PodRef, Selection, Timings,
     table,
@@ -13,9 +13,10 @@ use crate::lease::{
 use crate::source::live::{self, LeasePlan, LeaseWatcher, Update};
 use crate::source::{Dump, file};
 use anyhow::anyhow;
+use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 /// `NAME`, `lease/NAME`, `leases/NAME`, `lease.coordination.k8s.io/NAME` or `NAMESPACE/NAME`:
 /// the namespace it names, if any, and the name.
@@ -39,14 +40,18 @@ pub fn parse_lease_ref(s: &str) -> Result<(Option<String>, String), String> {
     }
 }
 
+/// Leader-election and node timings are seconds to minutes; a day is already absurd.
+const LONGEST_TIMING: SignedDuration = SignedDuration::from_hours(24);
+
 fn duration_flag(flag: &str, value: &str) -> Result<SignedDuration, Failure> {
     live::parse_duration(value)
         .ok()
         .flatten()
         .and_then(|d| SignedDuration::try_from(d).ok())
+        .filter(|d| *d <= LONGEST_TIMING)
         .ok_or_else(|| {
             Failure::bad_input(anyhow!(
-                "invalid --{flag} {value:?}: use a positive duration such as 10s or 1m"
+                "invalid --{flag} {value:?}: use a positive duration up to 24h, such as 10s or 1m"
             ))
         })
 }
@@ -70,6 +75,14 @@ fn selection(global: &GlobalArgs, args: &LeaseArgs) -> Result<Selection, Failure
         None => (explicit_ns, None),
     };
     let namespace = if args.nodes {
+        if namespace
+            .as_deref()
+            .is_some_and(|ns| ns != NODE_LEASE_NAMESPACE)
+        {
+            return Err(Failure::bad_input(anyhow!(
+                "--nodes reads the heartbeat leases of namespace {NODE_LEASE_NAMESPACE}: drop -n"
+            )));
+        }
         Some(NODE_LEASE_NAMESPACE.to_string())
     } else {
         namespace
@@ -186,10 +199,13 @@ fn read_live(live: &super::output::Live, plan: &LeasePlan) -> Result<Read, Failu
         eprintln!("warning: {w}");
     }
     let clock = match read.server_date {
-        Some((date, local)) => Clock::from_server_date(date, local),
+        // The clock was read while the leases were listed: "now" is when the answer is shown.
+        Some((date, local)) => {
+            Clock::from_server_date(date, local).advanced_to_local(Timestamp::now())
+        }
         None => {
             eprintln!(
-                "warning: the API server sent no Date header: ages are measured against the local clock"
+                "warning: the API server's clock could not be read (GET /version failed or had no Date header): ages are measured against the local clock"
             );
             Clock {
                 now: Timestamp::now(),
@@ -255,7 +271,13 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
 
     if !(args.watch && structured) {
         if args.nodes {
-            let h = heartbeats(&read.leases, &read.inventory, read.clock, grace);
+            let h = heartbeats(
+                &read.leases,
+                &read.inventory,
+                selection.name.as_deref(),
+                read.clock,
+                grace,
+            );
             if structured {
                 print_structured(&h, global.output)?;
             } else {
@@ -290,26 +312,22 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
     let Source::Live(live) = &source else {
         unreachable!("--watch with a snapshot was refused above")
     };
-    watch(live, global, args, selection, read)
+    watch(live, global, args, selection, read, grace)
 }
 
-fn print_change(
-    c: &Change,
-    output: Output,
-    style: crate::explain::table::Style,
-) -> Result<(), Failure> {
-    match output {
-        Output::Json => println!(
-            "{}",
-            serde_json::to_string(c).map_err(|e| Failure::bad_input(anyhow!(e)))?
-        ),
-        Output::Yaml => {
-            println!("---");
-            print_structured(c, Output::Yaml)?;
-        }
-        _ => println!("{}", table::change_line(c, style)),
-    }
-    Ok(())
+/// Writes one timeline line; `false` once stdout is gone (`--watch | head`), which ends the watch.
+fn print_change(c: &Change, output: Output, style: crate::explain::table::Style) -> bool {
+    let line = match output {
+        Output::Json => serde_json::to_string(c).map(|l| format!("{l}\n")).ok(),
+        Output::Yaml => serde_saphyr::to_string(c).map(|y| format!("---\n{y}")).ok(),
+        _ => Some(format!("{}\n", table::change_line(c, style))),
+    };
+    let mut out = std::io::stdout().lock();
+    line.is_some_and(|l| {
+        out.write_all(l.as_bytes())
+            .and_then(|()| out.flush())
+            .is_ok()
+    })
 }
 
 /// Streams the timeline until interrupted, or until `--request-timeout` has passed (as
@@ -320,12 +338,13 @@ fn watch(
     args: &LeaseArgs,
     selection: Selection,
     read: Read,
+    grace: SignedDuration,
 ) -> Outcome {
     let style = style(global);
     let structured = matches!(global.output, Output::Json | Output::Yaml);
     let clock = read.clock;
     let server_now = move || clock.advanced_to_local(Timestamp::now()).now;
-    let mut tracker = Tracker::new(selection.clone(), &read.leases, clock.now);
+    let mut tracker = Tracker::new(selection.clone(), &read.leases, server_now(), grace);
     if !structured {
         println!(
             "\nWatching {} lease(s); times are the API server's (Ctrl-C to stop):",
@@ -335,13 +354,21 @@ fn watch(
     let until = live.target().request_timeout;
     live.block_on(async {
         // The client's connection pool lives on this runtime: made inside it.
-        let mut watcher = LeaseWatcher::new(
+        let watcher = LeaseWatcher::new(
             live.target(),
             selection.namespace.as_deref(),
             field_selector(&selection),
             read.resource_version.unwrap_or_default(),
         )
         .map_err(Failure::live)?;
+        let lister = watcher.lister();
+        // The watcher lives inside the stream, so a timer firing while it is reconnecting or
+        // relisting does not abort that work: the stream resumes it on the next poll.
+        let updates = futures::stream::unfold(watcher, |mut w| async move {
+            let update = w.next().await;
+            Some((update, w))
+        });
+        tokio::pin!(updates);
         let stop = async {
             match until {
                 Some(t) => tokio::time::sleep(t).await,
@@ -351,6 +378,7 @@ fn watch(
         tokio::pin!(stop);
         let interrupted = tokio::signal::ctrl_c();
         tokio::pin!(interrupted);
+        let mut lost = false;
         loop {
             let wait = tracker.next_deadline().map(|d| {
                 let left = d.duration_since(server_now());
@@ -364,18 +392,41 @@ fn watch(
                     None => std::future::pending().await,
                 }
             };
-            let changes = tokio::select! {
-                update = watcher.next() => match update.map_err(Failure::live)? {
-                    Update::Applied(l) => tracker.observe(l, server_now(), false),
-                    Update::Deleted(l) => tracker.deleted(&l, server_now(), false),
-                    Update::Relisted(ls) => tracker.resync(ls, server_now()),
+            let mut changes = Vec::new();
+            tokio::select! {
+                Some(update) = updates.next() => match update {
+                    Ok(update) => {
+                        if std::mem::take(&mut lost) {
+                            changes.push(Change::watch(server_now(), Kind::WatchResumed, "watch resumed".into()));
+                        }
+                        changes.extend(match update {
+                            Update::Applied(l) => tracker.observe(l, server_now(), false),
+                            Update::Deleted(l) => tracker.deleted(&l, server_now(), false),
+                            Update::Relisted(ls) => tracker.resync(ls, server_now()),
+                        });
+                    }
+                    Err(e) if !lost => {
+                        lost = true;
+                        changes.push(Change::watch(server_now(), Kind::WatchLost, format!("watch lost, retrying: {}", e.message)));
+                    }
+                    Err(_) => {}
                 },
-                _ = silence => tracker.tick(server_now()),
+                _ = silence => {
+                    // A quiet watch is not proof of a quiet lease: confirm with a list first.
+                    if tracker.silence_due(server_now()) && !lost
+                        && let Ok((leases, _)) = lister.list().await
+                    {
+                        changes.extend(tracker.resync(leases, server_now()));
+                    }
+                    changes.extend(tracker.tick(server_now()));
+                },
                 _ = &mut interrupted => return Ok(EXIT_FITS),
                 _ = &mut stop => return Ok(EXIT_FITS),
-            };
-            for c in changes.iter().filter(|c| args.renewals || !c.is_routine()) {
-                print_change(c, global.output, style)?;
+            }
+            for c in changes.iter().filter(|c| args.renewals || !c.routine) {
+                if !print_change(c, global.output, style) {
+                    return Ok(EXIT_FITS);
+                }
             }
         }
     })

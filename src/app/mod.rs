@@ -66,6 +66,13 @@ pub use whatif::zone_of;
 /// Entry point of every binary. `plugin` is the subcommand a `kubectl-sched_<plugin>` binary
 /// stands for, so `kubectl sched-whatif -f pod.yaml` means `kubectl-sched whatif -f pod.yaml`.
 pub fn main(plugin: Option<&str>) -> i32 {
+    // Like other Unix filters, end quietly when the reader goes away (`| head`, a watch piped
+    // to `grep -m1`) instead of panicking on the failed write.
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition before any thread exists; no handler is involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(sub) = plugin {
         args.insert(1.min(args.len()), sub.into());

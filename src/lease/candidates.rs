@@ -75,21 +75,29 @@ pub fn parse(objects: &[Value]) -> Vec<Candidate> {
 }
 
 /// A version as blang/semver's ParseTolerant reads it: surrounding spaces and a leading `v`
-/// dropped, a missing minor or patch taken as 0.
+/// dropped, leading zeros of each part removed, a missing minor or patch taken as 0 (but a
+/// short version with a pre-release or build part is an error).
 pub fn tolerant_version(s: &str) -> Option<semver::Version> {
     let s = s.trim();
     let s = s.strip_prefix('v').unwrap_or(s);
-    let (core, rest) = match s.find(['-', '+']) {
-        Some(i) => s.split_at(i),
-        None => (s, ""),
-    };
-    let parts = core.split('.').count();
-    let padded = match parts {
-        1 => format!("{core}.0.0{rest}"),
-        2 => format!("{core}.0{rest}"),
-        _ => s.to_string(),
-    };
-    semver::Version::parse(&padded).ok()
+    let mut parts: Vec<String> = s.splitn(3, '.').map(str::to_string).collect();
+    for p in &mut parts {
+        if p.len() > 1 {
+            let trimmed = p.trim_start_matches('0');
+            *p = if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+                trimmed.to_string()
+            } else {
+                format!("0{trimmed}")
+            };
+        }
+    }
+    if parts.len() < 3 {
+        if parts.last().is_some_and(|p| p.contains(['+', '-'])) {
+            return None;
+        }
+        parts.resize(3, "0".to_string());
+    }
+    semver::Version::parse(&parts.join(".")).ok()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -125,6 +133,43 @@ pub struct Election {
     pub preferred: Option<String>,
     /// What follows for the lease, in a sentence.
     pub note: String,
+}
+
+/// How long the controller waits for candidates to answer a ping.
+pub const ELECTION_DURATION: SignedDuration = SignedDuration::from_secs(5);
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum StrategyConflict {
+    /// No live candidate names one.
+    None,
+    /// Candidates of the highest binary version ask for different ones.
+    Disagree,
+}
+
+/// The strategy the controller runs the election with: the one of the candidates with the
+/// highest binary version (they must agree).
+fn pick_strategy(live: &[&Candidate]) -> Result<String, StrategyConflict> {
+    let binary = |c: &Candidate| c.binary_version.as_deref().and_then(tolerant_version);
+    let newest = live
+        .iter()
+        .filter_map(|c| binary(c))
+        .max_by(|a, b| a.cmp_precedence(b));
+    let mut strategies: Vec<&str> = live
+        .iter()
+        .filter(|c| match (&newest, binary(c)) {
+            (Some(n), Some(v)) => v.cmp_precedence(n) == Ordering::Equal,
+            (None, _) => true,
+            _ => false,
+        })
+        .filter_map(|c| c.strategy.as_deref())
+        .collect();
+    strategies.sort_unstable();
+    strategies.dedup();
+    match strategies.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err(StrategyConflict::None),
+        _ => Err(StrategyConflict::Disagree),
+    }
 }
 
 /// -1 when `a` is the better leader, as the controller's `compare` orders them.
@@ -165,12 +210,12 @@ pub fn election(lease: &Lease, all: &[Candidate], now: Timestamp) -> Option<Elec
     }
     mine.sort_by(|a, b| a.name.cmp(&b.name));
     let spec = lease.spec.as_ref();
-    let strategy = spec.and_then(|s| s.strategy.clone()).or_else(|| {
-        let first = mine.iter().find_map(|c| c.strategy.clone())?;
-        mine.iter()
-            .all(|c| c.strategy.as_deref().is_none_or(|s| s == first))
-            .then_some(first)
-    });
+    let live: Vec<&Candidate> = mine.iter().copied().filter(|c| !expired(c, now)).collect();
+    let picked = pick_strategy(&live);
+    let strategy = match &picked {
+        Ok(s) => Some(s.clone()),
+        Err(_) => spec.and_then(|s| s.strategy.clone()),
+    };
     let decides = strategy.as_deref() == Some(OLDEST_EMULATION_VERSION);
     let best = mine
         .iter()
@@ -198,7 +243,10 @@ pub fn election(lease: &Lease, all: &[Candidate], now: Timestamp) -> Option<Elec
     let holder = super::holder(lease);
     let preferred_holder = spec.and_then(|s| s.preferred_holder.as_deref());
     let note = match (strategy.as_deref(), best) {
-        (None, _) => "the candidates ask for different strategies: the controller elects no one until they agree".into(),
+        (None, _) => match picked {
+            Err(StrategyConflict::Disagree) => "candidates of the newest binary version ask for different strategies: the controller elects no one until they agree".into(),
+            _ => "no live candidate names a strategy: the controller elects no one".into(),
+        },
         (Some(s), _) if !decides => format!(
             "strategy {s} is not decided by the API server's leader-election controller: a third-party controller picks the holder"
         ),
@@ -208,18 +256,18 @@ pub fn election(lease: &Lease, all: &[Candidate], now: Timestamp) -> Option<Elec
                 format!("{h} holds the lease and is the strategy's choice")
             }
             (_, Some(p)) if p == b.name => format!(
-                "preferredHolder is {p}: the holder yields the lease when it next sees that, and {p} acquires it"
+                "preferredHolder is {p}: the holder stops renewing when it sees that and lets the lease expire, then the leader-election controller makes {p} the holder"
             ),
             (Some(h), _) => format!(
-                "{} is the strategy's choice (emulation {}, binary {}): the controller will set preferredHolder, and {h} will yield",
+                "{} is the strategy's choice (emulation {}, binary {}): the leader-election controller will set preferredHolder to it, and {h} will stop renewing and let the lease expire",
                 b.name,
                 b.emulation_version.as_deref().unwrap_or("-"),
                 b.binary_version.as_deref().unwrap_or("-")
             ),
             (None, _) => format!(
-                "no holder: the controller will elect {} after pinging the candidates (up to {} for their answers)",
+                "no holder: the leader-election controller will elect {} once the candidates answer its ping (it waits up to {})",
                 b.name,
-                human(SignedDuration::from_secs(5))
+                human(ELECTION_DURATION)
             ),
         },
     };
@@ -260,6 +308,12 @@ mod tests {
         );
         assert!(tolerant_version("1.34.0-alpha.1").is_some());
         assert_eq!(tolerant_version("latest"), None);
+        // As blang/semver: leading zeros dropped, short versions with a pre-release refused.
+        assert_eq!(
+            tolerant_version("1.031"),
+            Some(semver::Version::new(1, 31, 0))
+        );
+        assert_eq!(tolerant_version("1.34-alpha"), None);
     }
 
     #[test]
@@ -347,5 +401,55 @@ mod tests {
         assert!(e.note.contains("third-party"), "{}", e.note);
         let other = lease("kube-system", "other", None, None, None);
         assert!(election(&other, &all, ts(NOW)).is_none());
+    }
+
+    #[test]
+    fn the_newest_binary_version_decides_the_strategy() {
+        let mut old = cand("cp-1_a", "1.33", "1.33.0", NOW, NOW);
+        old["spec"]["strategy"] = json!("example.com/Old");
+        let new = cand("cp-2_b", "1.34", "1.34.1", NOW, NOW);
+        let l = lease("kube-system", "kube-scheduler", None, None, None);
+        let e = election(&l, &parse(&[old.clone(), new.clone()]), ts(NOW)).unwrap();
+        assert_eq!(e.strategy.as_deref(), Some(OLDEST_EMULATION_VERSION));
+        // cp-1 is older in emulation version, so the strategy prefers it.
+        assert_eq!(e.preferred.as_deref(), Some("cp-1_a"));
+        assert!(
+            e.note
+                .starts_with("no holder: the leader-election controller will elect cp-1_a"),
+            "{}",
+            e.note
+        );
+        let mut rival = cand("cp-3_c", "1.34", "1.34.1", NOW, NOW);
+        rival["spec"]["strategy"] = json!("example.com/Other");
+        let e = election(&l, &parse(&[old, new, rival]), ts(NOW)).unwrap();
+        assert_eq!(e.strategy, None);
+        assert!(
+            e.note.contains("ask for different strategies"),
+            "{}",
+            e.note
+        );
+    }
+
+    #[test]
+    fn a_preferred_holder_is_handed_the_lease_by_the_controller() {
+        let all = parse(&[
+            cand("cp-1_a", "1.34", "1.34.1", NOW, NOW),
+            cand("cp-2_b", "1.33", "1.34.1", NOW, NOW),
+        ]);
+        let mut l = lease(
+            "kube-system",
+            "kube-scheduler",
+            Some("cp-1_a"),
+            Some(NOW),
+            Some(15),
+        );
+        l.spec.as_mut().unwrap().preferred_holder = Some("cp-2_b".into());
+        let e = election(&l, &all, ts(NOW)).unwrap();
+        assert!(
+            e.note
+                .starts_with("preferredHolder is cp-2_b: the holder stops renewing"),
+            "{}",
+            e.note
+        );
     }
 }

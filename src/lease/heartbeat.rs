@@ -31,8 +31,10 @@ pub struct Heartbeat {
     /// The node's Ready condition as the snapshot or API showed it (`None`: node not read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_ready: Option<bool>,
-    /// The node object exists (a lease without a node is left over from a deleted node).
-    pub node_exists: bool,
+    /// The node object exists (a lease without a node is left over from a deleted node);
+    /// unknown when the nodes were not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_exists: Option<bool>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -47,22 +49,26 @@ pub struct Heartbeats {
     pub renewing: usize,
 }
 
-/// The heartbeats of every node, stalest first: no renewal at all, then the oldest renewal.
+/// The heartbeats of every node (or only of `only`), stalest first: no renewal at all, then
+/// the oldest renewal.
 pub fn heartbeats(
     leases: &[Lease],
     inventory: &Inventory,
+    only: Option<&str>,
     clock: super::Clock,
     grace_period: SignedDuration,
 ) -> Heartbeats {
     let now = clock.now;
+    let wanted = |name: &str| only.is_none_or(|o| o == name);
     let mut nodes: Vec<Heartbeat> = leases
         .iter()
         .filter(|l| l.metadata.namespace.as_deref() == Some(NODE_LEASE_NAMESPACE))
+        .filter(|l| wanted(l.metadata.name.as_deref().unwrap_or_default()))
         .map(|l| {
             let name = l.metadata.name.clone().unwrap_or_default();
             let a = assess(l, now);
             let node = inventory.nodes.iter().find(|n| n.name == name);
-            let not_ready_at = super::renew_time(l).map(|r| r + grace_period);
+            let not_ready_at = super::renew_time(l).and_then(|r| super::plus(r, grace_period));
             Heartbeat {
                 status: a.status,
                 holder_identity: holder(l).map(str::to_string),
@@ -71,12 +77,12 @@ pub fn heartbeats(
                 not_ready_in_seconds: not_ready_at.map(|t| t.duration_since(now)),
                 not_ready_at,
                 node_ready: node.and_then(|n| n.ready),
-                node_exists: node.is_some() || inventory.nodes.is_empty(),
+                node_exists: (!inventory.nodes.is_empty()).then_some(node.is_some()),
                 node: name,
             }
         })
         .collect();
-    for n in &inventory.nodes {
+    for n in inventory.nodes.iter().filter(|n| wanted(&n.name)) {
         if !nodes.iter().any(|h| h.node == n.name) {
             nodes.push(Heartbeat {
                 node: n.name.clone(),
@@ -87,7 +93,7 @@ pub fn heartbeats(
                 not_ready_at: None,
                 not_ready_in_seconds: None,
                 node_ready: n.ready,
-                node_exists: true,
+                node_exists: Some(true),
             });
         }
     }
@@ -166,6 +172,7 @@ mod tests {
         let h = heartbeats(
             &leases,
             &inventory,
+            None,
             clock,
             DEFAULT_NODE_MONITOR_GRACE_PERIOD,
         );
@@ -182,6 +189,15 @@ mod tests {
             Some(SignedDuration::from_secs(-70))
         );
         assert_eq!(h.nodes[0].status, Status::Unknown);
-        assert!(h.nodes[0].node_exists);
+        assert_eq!(h.nodes[0].node_exists, Some(true));
+        let one = heartbeats(
+            &leases,
+            &inventory,
+            Some("w-2"),
+            clock,
+            DEFAULT_NODE_MONITOR_GRACE_PERIOD,
+        );
+        assert_eq!(one.nodes.len(), 1);
+        assert_eq!(one.nodes[0].node, "w-2");
     }
 }

@@ -18,7 +18,6 @@ pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
 /// Where "now" comes from. An operator's laptop clock must not make a healthy lease look expired,
 /// so the API server's clock is preferred whenever it is known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub enum ClockSource {
     /// The API server's Date header, read with the leases.
     Server,
@@ -64,10 +63,10 @@ impl Clock {
         }
     }
 
-    /// The same clock `elapsed` later (a watch keeps the skew it measured when it listed).
+    /// The same clock when the local one reads `local` (the skew measured once still applies).
     pub fn advanced_to_local(&self, local: Timestamp) -> Clock {
         Clock {
-            now: self.skew.map_or(local, |s| local + s),
+            now: self.skew.and_then(|s| plus(local, s)).unwrap_or(local),
             ..*self
         }
     }
@@ -95,13 +94,24 @@ impl Default for Timings {
 }
 
 /// client-go waits up to retryPeriod × (1 + JitterFactor 1.2) between two attempts.
-const RETRY_JITTER_FACTOR: f64 = 1.2;
+const RETRY_JITTER_TENTHS: i32 = 12;
 
 impl Timings {
     /// The longest a standby waits between two attempts to acquire.
     pub fn max_retry_wait(&self) -> SignedDuration {
-        self.retry_period.mul_f64(1.0 + RETRY_JITTER_FACTOR)
+        self.retry_period * (10 + RETRY_JITTER_TENTHS) / 10
     }
+
+    /// When a leader that renewed at `renew` stops leading if it cannot renew again: after a
+    /// renewal client-go sleeps retryPeriod, then retries for renewDeadline.
+    pub fn gives_up_at(&self, renew: Timestamp) -> Option<Timestamp> {
+        plus(renew, self.retry_period.checked_add(self.renew_deadline)?)
+    }
+}
+
+/// `t + d`, or `None` past the end of time (a corrupt renewTime must not crash the tool).
+pub fn plus(t: Timestamp, d: SignedDuration) -> Option<Timestamp> {
+    t.checked_add(d).ok()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -160,6 +170,16 @@ pub fn renew_time(lease: &Lease) -> Option<Timestamp> {
     spec.renew_time.as_ref().map(|t| t.0)
 }
 
+/// `spec.strategy`: set when the lease is managed by coordinated leader election.
+pub fn strategy(lease: &Lease) -> Option<&str> {
+    lease
+        .spec
+        .as_ref()?
+        .strategy
+        .as_deref()
+        .filter(|s| !s.is_empty())
+}
+
 pub fn lease_duration(lease: &Lease) -> Option<SignedDuration> {
     let secs = lease.spec.as_ref()?.lease_duration_seconds?;
     (secs > 0).then(|| SignedDuration::from_secs(secs.into()))
@@ -171,7 +191,7 @@ pub fn assess(lease: &Lease, now: Timestamp) -> Assessment {
     let renew = renew_time(lease);
     let duration = lease_duration(lease);
     let since_renewal = renew.map(|r| now.duration_since(r));
-    let expires_at = renew.zip(duration).map(|(r, d)| r + d);
+    let expires_at = renew.zip(duration).and_then(|(r, d)| plus(r, d));
     let (status, takeover_at) = if holder(lease).is_none() {
         (Status::Released, Some(now))
     } else {
@@ -186,7 +206,10 @@ pub fn assess(lease: &Lease, now: Timestamp) -> Assessment {
                 };
                 (status, Some(expiry.max(now)))
             }
-            _ => (Status::Unknown, None),
+            // A standby seeing the record for the first time waits a full duration from then.
+            (None, Some(d), _) => (Status::Unknown, plus(now, d)),
+            // Without a duration client-go's record is never valid: the next retry takes it.
+            _ => (Status::Unknown, Some(now)),
         }
     };
     Assessment {
@@ -226,6 +249,13 @@ pub fn identity_host(identity: &str) -> &str {
     identity.split('_').next().unwrap_or(identity)
 }
 
+/// A node named by a hostname: the same name, or the same first DNS label (a kubelet may
+/// register `ip-10-0-1-2.ec2.internal` where the host calls itself `ip-10-0-1-2`).
+fn same_host(node: &str, host: &str) -> bool {
+    let label = |s: &str| s.split('.').next().unwrap_or(s).to_string();
+    node == host || label(node) == label(host)
+}
+
 impl Inventory {
     /// The pod a holder identity names, and its node. A pod's hostname is its name unless it
     /// uses the host's network, when it is the node's name: then the pod is the one on that node
@@ -251,21 +281,25 @@ impl Inventory {
             .iter()
             .filter(|p| {
                 p.host_network
-                    && p.node.as_deref() == Some(host)
+                    && p.node.as_deref().is_some_and(|n| same_host(n, host))
                     && p.namespace == lease_namespace
                     && p.name.starts_with(&prefix)
             })
             .collect();
         // Any pod placed there (kube-proxy runs on every node) proves the node, even when the
         // nodes themselves were not read.
-        let node_known = self.pods.iter().any(|p| p.node.as_deref() == Some(host))
-            || self.nodes.iter().any(|n| n.name == host);
+        let node = self
+            .pods
+            .iter()
+            .filter_map(|p| p.node.as_deref())
+            .chain(self.nodes.iter().map(|n| n.name.as_str()))
+            .find(|n| same_host(n, host));
         Holder {
             pod: match on_host.as_slice() {
                 [p] => Some(format!("{}/{}", p.namespace, p.name)),
                 _ => None,
             },
-            node: node_known.then(|| host.to_string()),
+            node: node.map(str::to_string),
         }
     }
 }
@@ -310,7 +344,7 @@ pub struct LeaseReport {
     #[serde(skip_serializing_if = "Option::is_none", with = "opt_seconds")]
     pub takeover_in_seconds: Option<SignedDuration>,
     /// When the holder stops leading by its own rules if it cannot renew (renewTime +
-    /// renewDeadline); only while it still holds a fresh lease.
+    /// retryPeriod + renewDeadline, by its clock); only while it holds an unexpired lease.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holder_gives_up_at: Option<Timestamp>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -321,43 +355,72 @@ pub struct LeaseReport {
     pub election: Option<candidates::Election>,
 }
 
-fn seconds_since_renewal_sentence(since: SignedDuration) -> String {
-    if since.is_negative() {
+/// How long ago, in words; a renewal up to a second "in the future" is the Date header's
+/// resolution and request latency, not a clock problem.
+fn renewed_sentence(verb: &str, since: SignedDuration) -> String {
+    if since < -SKEW_TOLERANCE {
         format!(
             "renewTime is {} in the future: the holder's clock runs ahead of the API server's",
             table::human(since.abs())
         )
+    } else if since < SignedDuration::from_millis(100) {
+        format!("{verb} just now")
     } else {
-        format!("renewed {} ago", table::human(since))
+        format!("{verb} {} ago", table::human(since))
+    }
+}
+
+/// Who takes over a lease nobody holds, in the words of its election mode.
+fn next_holder(lease: &Lease) -> &'static str {
+    if strategy(lease).is_some() {
+        "the API server's leader-election controller elects a new holder among the candidates"
+    } else {
+        "a standby may acquire it at its next retry"
     }
 }
 
 /// The status in words, with the numbers that decide it.
 fn reason(lease: &Lease, a: &Assessment) -> String {
-    let since = a.since_renewal.map(seconds_since_renewal_sentence);
+    // client-go writes renewTime when it releases a lease.
+    let verb = if a.status == Status::Released {
+        "released"
+    } else {
+        "renewed"
+    };
+    let since = a
+        .since_renewal
+        .map(|s| renewed_sentence(verb, s))
+        .unwrap_or_default();
     let duration = a.duration.map(table::human).unwrap_or_default();
     match a.status {
-        Status::Released => match (holder(lease), renew_time(lease)) {
-            (None, Some(_)) => format!(
-                "no holder ({}); a standby may acquire it at its next retry",
-                since.unwrap_or_default()
-            ),
-            _ => "no holder; a standby may acquire it at its next retry".into(),
-        },
-        Status::Unknown if a.duration.is_none() => {
-            "no leaseDurationSeconds: cannot tell whether it is fresh".into()
+        Status::Released if a.since_renewal.is_some() => {
+            format!("no holder ({since}); {}", next_holder(lease))
         }
-        Status::Unknown => "no renewTime: cannot tell whether it is fresh".into(),
-        Status::Healthy => format!("{}, within its {duration}", since.unwrap_or_default()),
+        Status::Released => format!("no holder; {}", next_holder(lease)),
+        Status::Unknown if a.duration.is_none() => format!(
+            "no leaseDurationSeconds: client-go treats the record as already expired, so {}",
+            next_holder(lease)
+        ),
+        Status::Unknown => format!(
+            "no renewTime: a standby that sees it now waits a full {duration} before acquiring it"
+        ),
+        Status::Healthy => format!("{since}, within its {duration}"),
         Status::RenewingLate => format!(
-            "{}: more than a third of its {duration} without renewal, so renewals are being missed",
-            since.unwrap_or_default()
+            "{since}: more than a third of its {duration} without renewal, so renewals are being missed"
         ),
-        Status::Expired => format!(
-            "{}: expired {} ago, and no standby has taken over",
-            since.unwrap_or_default(),
-            table::human(a.since_renewal.unwrap_or_default() - a.duration.unwrap_or_default())
-        ),
+        Status::Expired => {
+            let ago =
+                table::human(a.since_renewal.unwrap_or_default() - a.duration.unwrap_or_default());
+            if strategy(lease).is_some() {
+                format!(
+                    "{since}: expired {ago} ago, and the API server's leader-election controller has not elected a new holder (no candidate answers its pings?)"
+                )
+            } else {
+                format!(
+                    "{since}: expired {ago} ago, and no standby has taken over: none is running or can reach the API server, or the holder's clock runs behind the server's (then it still renews: --watch shows renewals)"
+                )
+            }
+        }
     }
 }
 
@@ -398,7 +461,7 @@ pub fn report(
         takeover_at: a.takeover_at,
         takeover_in_seconds: a.takeover_at.map(|t| t.duration_since(now)),
         holder_gives_up_at: held_fresh
-            .then(|| renew_time(lease).map(|r| r + timings.renew_deadline))
+            .then(|| renew_time(lease).and_then(|r| timings.gives_up_at(r)))
             .flatten(),
         strategy: spec.strategy,
         preferred_holder: spec.preferred_holder,
@@ -584,9 +647,11 @@ pub(crate) mod tests {
         );
         assert_eq!(r.expired_for_seconds, Some(SignedDuration::from_secs(45)));
         assert_eq!(r.holder_gives_up_at, None);
-        assert_eq!(
-            r.reason,
-            "renewed 1m0s ago: expired 45s ago, and no standby has taken over"
+        assert!(
+            r.reason
+                .starts_with("renewed 1m0s ago: expired 45s ago, and no standby has taken over"),
+            "{}",
+            r.reason
         );
     }
 

@@ -91,6 +91,15 @@ fn ago(d: Option<SignedDuration>) -> String {
     }
 }
 
+/// An age for a RENEWED column (kubectl's AGE style: no "ago").
+fn age(d: Option<SignedDuration>) -> String {
+    match d {
+        Some(d) if d.is_negative() => format!("in {}", human(d.abs())),
+        Some(d) => human(d),
+        None => "-".into(),
+    }
+}
+
 fn takeover(r: &LeaseReport) -> String {
     match (r.status, r.takeover_in_seconds) {
         (Status::Released, _) => "now".into(),
@@ -136,17 +145,12 @@ pub fn listing(l: &Listing, opts: TableOptions) -> String {
     }
     let mut t = table(&opts, header);
     for r in &l.leases {
-        let renewed = match r.since_renewal_seconds {
-            Some(d) if d.is_negative() => format!("in {}", human(d.abs())),
-            Some(d) => human(d),
-            None => "-".into(),
-        };
         let mut row = vec![
             Cell::new(&r.namespace),
             Cell::new(&r.name),
             Cell::new(holder_cell(r)),
             Cell::new(status_cell(r.status, style)),
-            Cell::new(renewed),
+            Cell::new(age(r.since_renewal_seconds)),
             Cell::new(takeover(r)),
         ];
         if opts.wide {
@@ -242,8 +246,13 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
             format!("{} ({})", when(t), ago(Some(clock.now.duration_since(t))))
         })
     };
-    field(&mut out, style, "Acquired", at(r.acquire_time));
-    field(&mut out, style, "Renewed", at(r.renew_time));
+    if r.status == Status::Released {
+        // client-go stamps both times when it releases the lease.
+        field(&mut out, style, "Released", at(r.renew_time));
+    } else {
+        field(&mut out, style, "Acquired", at(r.acquire_time));
+        field(&mut out, style, "Renewed", at(r.renew_time));
+    }
     field(
         &mut out,
         style,
@@ -271,59 +280,76 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
     let duration = r
         .lease_duration_seconds
         .map_or("leaseDuration".to_string(), |s| format!("{s}s"));
-    match r.status {
-        Status::Released => {
-            let _ = writeln!(
+    let coordinated = r.strategy.is_some();
+    let next = if coordinated {
+        "the API server's leader-election controller elects a new holder among the candidates (it pings them and waits up to 5s)"
+    } else {
+        "the first standby to retry acquires it"
+    };
+    let line = match r.status {
+        Status::Released => format!("Now: the lease has no holder, so {next}."),
+        Status::Unknown if r.lease_duration_seconds.is_none() => format!(
+            "Now: without leaseDurationSeconds client-go never considers the record valid, so {next}."
+        ),
+        Status::Unknown => format!(
+            "Not before {}: without renewTime a standby treats the record as new and waits a full {duration} from when it first sees it.",
+            r.takeover_at.map_or("-".into(), when)
+        ),
+        Status::Expired => format!(
+            "Overdue: the lease expired {} ago, so {next}; that this has not happened is the problem.",
+            r.expired_for_seconds.map_or("-".into(), human)
+        ),
+        Status::Healthy | Status::RenewingLate => format!(
+            "Earliest {} ({}), if {} stops renewing now.",
+            r.takeover_at.map_or("-".into(), when),
+            r.takeover_in_seconds
+                .map_or("-".into(), |d| format!("in {}", human(d))),
+            r.holder_identity.as_deref().unwrap_or("the holder")
+        ),
+    };
+    let _ = writeln!(out, "  {line}");
+    if let Some(t) = r.holder_gives_up_at {
+        let rule =
+            format!("renewTime + retryPeriod {retry} + renewDeadline {deadline}, by its own clock");
+        let _ = if t < clock.now {
+            writeln!(
                 out,
-                "  Now: the lease has no holder, so the first standby to retry (every {retry}) acquires it."
-            );
-        }
-        Status::Unknown => {
-            let _ = writeln!(
+                "  The holder has probably stopped leading already: unless it renewed since, it gave up at {} ({rule}).",
+                when(t)
+            )
+        } else {
+            writeln!(
                 out,
-                "  Cannot tell: without renewTime and leaseDurationSeconds a standby treats the record as new and waits a full lease duration from when it first sees it."
-            );
-        }
-        Status::Expired => {
-            let _ = writeln!(
-                out,
-                "  Overdue: the lease expired {} ago. A standby that has watched the record unchanged for {duration} acquires it at its next retry (every {retry}); that none has means no standby is running or none can reach the API server.",
-                r.expired_for_seconds.map_or("-".into(), human)
-            );
-        }
-        Status::Healthy | Status::RenewingLate => {
-            if let Some(t) = r.takeover_at {
-                let _ = writeln!(
-                    out,
-                    "  Earliest {} ({}), if {} stops renewing now.",
-                    when(t),
-                    r.takeover_in_seconds
-                        .map_or("-".into(), |d| format!("in {}", human(d))),
-                    r.holder_identity.as_deref().unwrap_or("the holder")
-                );
-            }
-            if let Some(t) = r.holder_gives_up_at {
-                let _ = writeln!(
-                    out,
-                    "  The holder itself stops leading at {} if it has not renewed by then (renewTime + renewDeadline {deadline}, by its own clock).",
-                    when(t)
-                );
-            }
-        }
+                "  The holder itself stops leading at {} if it cannot renew by then ({rule}).",
+                when(t)
+            )
+        };
     }
-    let _ = writeln!(
-        out,
-        "\n{}\n  - The leader renews every {retry} (retryPeriod); if it cannot renew within {deadline} (renewDeadline) it gives up leadership.\n  - A standby takes over only after it has seen the same record, unchanged, for {duration} (leaseDurationSeconds) by its own clock, then tries every {retry}, with jitter up to {}.\n  - Standbys time the record from when they saw it, not from renewTime, so clock skew between machines does not move takeover; the earliest takeover is renewTime + {duration}, and it usually happens within a retry or two after.",
-        style.bold("client-go's rules (renewDeadline and retryPeriod are the components' settings; kube-scheduler and kube-controller-manager default to 15s/10s/2s):"),
-        human(timings.max_retry_wait())
-    );
+    let rules = if coordinated {
+        format!(
+            "\n{}\n  - The holder renews every {retry} (retryPeriod); if it cannot renew within {deadline} (renewDeadline) it gives up leadership.\n  - Standbys never acquire a coordinated lease themselves. When it expires, or when the holder sees spec.preferredHolder name someone else and stops renewing, the API server's leader-election controller pings the LeaseCandidates, waits up to 5s for their answers, and writes the elected one as holder (leaseDurationSeconds 5).",
+            style.bold(&format!(
+                "Coordinated leader election (strategy {}):",
+                r.strategy.as_deref().unwrap_or_default()
+            ))
+        )
+    } else {
+        format!(
+            "\n{}\n  - The leader renews every {retry} (retryPeriod); if it cannot renew within {deadline} (renewDeadline) it gives up leadership.\n  - A standby takes over only after it has seen the same record, unchanged, for {duration} (leaseDurationSeconds) by its own clock, then tries every {retry}, with jitter up to {}.\n  - Standbys time the record from when they saw it, not from renewTime, so clock skew between machines does not move takeover; the earliest takeover is renewTime + {duration}, and it usually happens within a retry or two after.",
+            style.bold(
+                "client-go's rules (renewDeadline and retryPeriod are the components' settings; kube-scheduler and kube-controller-manager default to 15s/10s/2s):"
+            ),
+            human(timings.max_retry_wait())
+        )
+    };
+    let _ = writeln!(out, "{rules}");
 
     if let Some(e) = &r.election {
         out.push('\n');
         let _ = writeln!(
             out,
             "{} (strategy {}):",
-            style.bold("Coordinated leader election"),
+            style.bold("Candidates"),
             e.strategy.as_deref().unwrap_or("undecided")
         );
         let mut t = table(
@@ -395,10 +421,10 @@ pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
             Some(d) => style.warn(&format!("in {}", human(d))),
         };
         let ready = match (n.node_exists, n.node_ready) {
-            (false, _) => style.dim("no such node"),
-            (true, Some(true)) => style.good("True"),
-            (true, Some(false)) => style.bad("False/Unknown"),
-            (true, None) => "-".into(),
+            (Some(false), _) => style.dim("no such node"),
+            (_, Some(true)) => style.good("True"),
+            (_, Some(false)) => style.bad("False/Unknown"),
+            (_, None) => "-".into(),
         };
         let status = if n.renew_time.is_none() {
             style.dim("no lease")
@@ -408,7 +434,7 @@ pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
         t.add_row(vec![
             Cell::new(&n.node),
             Cell::new(status),
-            Cell::new(ago(n.since_renewal_seconds)),
+            Cell::new(age(n.since_renewal_seconds)),
             Cell::new(not_ready),
             Cell::new(ready),
         ]);
@@ -421,16 +447,19 @@ pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
 pub fn change_line(c: &Change, style: Style) -> String {
     use super::timeline::Kind;
     let message = match c.event {
-        Kind::Expired => style.bad(&c.message),
+        Kind::Expired | Kind::NodeNotReady | Kind::WatchLost => style.bad(&c.message),
         Kind::MissedRenewal | Kind::Released | Kind::Deleted => style.warn(&c.message),
         Kind::HolderChanged | Kind::Acquired => style.bold(&c.message),
         _ => c.message.clone(),
     };
+    let subject = if c.name.is_empty() {
+        "(watch)".to_string()
+    } else {
+        format!("{}/{}", c.namespace, c.name)
+    };
     format!(
-        "{}  {}/{}  {message}{}",
+        "{}  {subject}  {message}{}",
         when(c.time),
-        c.namespace,
-        c.name,
         if c.from_relist {
             style.dim(" (seen on relist)")
         } else {

@@ -114,7 +114,12 @@ pub fn parse_duration(s: &str) -> Result<Option<Duration>, String> {
         rest = &rest[unit_len..];
         total += value * scale;
     }
-    Ok((total > 0.0).then(|| Duration::from_secs_f64(total)))
+    if total <= 0.0 {
+        return Ok(None);
+    }
+    Duration::try_from_secs_f64(total)
+        .map(Some)
+        .map_err(|_| bad())
 }
 
 /// The merged kubeconfig and the files it came from, or `None` when there is none.

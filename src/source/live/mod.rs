@@ -11,4 +11,4 @@ mod watch;
 pub use config::{ConnectOptions, Env, Target, parse_duration, resolve};
 pub use error::LiveError;
 pub use read::{LeasePlan, LeaseRead, PAGE_SIZE, POD_FIELD_SELECTOR, Plan, read, read_leases};
-pub use watch::{LeaseWatcher, Update};
+pub use watch::{LeaseLister, LeaseWatcher, Update};

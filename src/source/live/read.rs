@@ -17,6 +17,7 @@ use k8s_openapi::api::storage::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroup, APIResourceList, ListMeta};
 use k8s_openapi::apimachinery::pkg::version::Info;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde::de::DeserializeOwned;
 use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
@@ -350,11 +351,9 @@ impl Reader {
     }
 
     /// The server's Date header and the local time it arrived, when the server sends one.
-    async fn server_clock(
-        &self,
-    ) -> Option<(k8s_openapi::jiff::Timestamp, k8s_openapi::jiff::Timestamp)> {
+    async fn server_clock(&self) -> Option<(Timestamp, Timestamp)> {
         let (headers, _) = self.fetch("/version").await.ok()?;
-        let local = k8s_openapi::jiff::Timestamp::now();
+        let local = Timestamp::now();
         let date = headers
             .get(http::header::DATE)?
             .to_str()
@@ -363,26 +362,30 @@ impl Reader {
         Some((date.timestamp(), local))
     }
 
-    /// The server's version and clock, from `/version` and its Date header.
-    async fn server_info(&self) -> Result<SnapshotMeta, LiveError> {
+    /// The server's version and clock skew, from `/version` and its Date header; `taken_at` is
+    /// set when the read ends (`finish_snapshot_meta`).
+    async fn server_info(&self) -> Result<(SnapshotMeta, SignedDuration), LiveError> {
         let (headers, body) = self
             .fetch("/version")
             .await
             .map_err(|f| describe(f, &self.target, "read the server version"))?;
-        let local = k8s_openapi::jiff::Timestamp::now();
+        let local = Timestamp::now();
         let info: Option<Info> = serde_json::from_slice(&body).ok();
-        let server_time = headers
+        // The Date header has whole seconds: its midpoint is the best estimate.
+        let skew = headers
             .get(http::header::DATE)
             .and_then(|d| d.to_str().ok())
             .and_then(|d| k8s_openapi::jiff::fmt::rfc2822::parse(d).ok())
-            .map(|z| z.timestamp());
-        Ok(SnapshotMeta {
-            taken_at: Some(server_time.unwrap_or(local)),
-            server_version: info.map(|i| i.git_version),
-            clock_skew_ms: server_time.map(|s| local.duration_until(s).as_millis() as i64),
-            context: self.target.context.clone(),
-            ..Default::default()
-        })
+            .map(|z| (z.timestamp() + SignedDuration::from_millis(500)).duration_since(local));
+        Ok((
+            SnapshotMeta {
+                server_version: info.map(|i| i.git_version),
+                clock_skew_ms: skew.map(|s| s.as_millis() as i64),
+                context: self.target.context.clone(),
+                ..Default::default()
+            },
+            skew.unwrap_or_default(),
+        ))
     }
 }
 
@@ -577,7 +580,12 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         dump.lease_candidates = join(task).await?;
     }
     if let Some(task) = meta {
-        dump.meta = join(task).await?;
+        let (meta, skew) = join(task).await?;
+        // When the last list came back, by the server's clock: every object read is older.
+        dump.meta = SnapshotMeta {
+            taken_at: Some(Timestamp::now() + skew),
+            ..meta
+        };
     } else {
         dump.meta.context = target.context.clone();
     }
@@ -606,7 +614,7 @@ pub struct LeaseRead {
     /// holders), nodes when asked for, and the warnings of the read.
     pub dump: Dump,
     /// The API server's Date header and the local time it was read at.
-    pub server_date: Option<(k8s_openapi::jiff::Timestamp, k8s_openapi::jiff::Timestamp)>,
+    pub server_date: Option<(Timestamp, Timestamp)>,
     /// Where a watch of the same leases resumes.
     pub resource_version: String,
 }
@@ -670,6 +678,36 @@ pub async fn read_leases(target: &Target, plan: &LeasePlan) -> Result<LeaseRead,
         ..Default::default()
     };
     for task in pod_lists {
+        dump.pods.extend(join(task).await?);
+    }
+    // A holder may run in another namespace than its lease (cert-manager's lives in
+    // kube-system): look those pods up by name, across namespaces, one request each.
+    let mut unmatched: Vec<String> = dump
+        .leases
+        .iter()
+        .filter(|l| l.metadata.namespace.as_deref() != Some(crate::lease::NODE_LEASE_NAMESPACE))
+        .filter_map(crate::lease::holder)
+        .map(|id| crate::lease::identity_host(id).to_string())
+        .filter(|host| {
+            !dump.pods.iter().any(|p| {
+                p.metadata.name.as_deref() == Some(host.as_str())
+                    || p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(host.as_str())
+            })
+        })
+        .collect();
+    unmatched.sort();
+    unmatched.dedup();
+    let lookups: Vec<Task<Vec<Pod>>> = unmatched
+        .into_iter()
+        .map(|host| {
+            spawn(&reader, move |r| async move {
+                let fields = format!("metadata.name={host}");
+                r.optional(&collection_path::<Pod>(None), "pods", Some(&fields))
+                    .await
+            })
+        })
+        .collect();
+    for task in lookups {
         dump.pods.extend(join(task).await?);
     }
     if let Some(task) = nodes {
