@@ -1,7 +1,7 @@
 //! Reading cluster state from files: YAML or JSON, a `v1 List`, multi-document YAML or single
 //! objects, gzip-compressed or not, from a file, a directory of files, or stdin (`-`).
 
-use super::{Object, TypeError};
+use super::{Fields, Object, TypeError};
 use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod, convert_pod};
 use crate::model::error::{ObjectError, ObjectErrors};
 use serde::de::DeserializeOwned;
@@ -248,7 +248,7 @@ where
         });
     }
     Ok(
-        match Object::deserialize(kind, api_version, d).map_err(object_error)? {
+        match Object::deserialize(kind, api_version, d, Fields::Named).map_err(object_error)? {
             Some(Object::Pod(p)) => Item::Pod(Box::new(convert_pod(*p))),
             Some(o) => Item::Object(o),
             None => Item::Skipped(kind.to_string()),
