@@ -1,10 +1,11 @@
 //! Reading cluster state from files: YAML or JSON, a `v1 List`, multi-document YAML or single
 //! objects, gzip-compressed or not, from a file, a directory of files, or stdin (`-`).
 
-use super::{Object, TypeError};
+use super::{Fields, Object, TypeError};
 use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod, convert_pod};
 use crate::model::error::{ObjectError, ObjectErrors};
-use serde::de::DeserializeOwned;
+use serde::Deserializer;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -167,17 +168,19 @@ pub fn parse_documents(path: &str, bytes: Vec<u8>) -> Result<Vec<Value>, LoadErr
         }
         return Ok(docs);
     }
-    let text = std::str::from_utf8(&bytes).map_err(|e| LoadError::Content {
-        path: path.to_string(),
-        message: format!("not UTF-8 text: {e}"),
-    })?;
-    parse_yaml(path, text)
+    parse_yaml(path, utf8(path, &bytes)?, 0)
 }
 
-/// YAML with budgets that grow with the input but stop alias expansion ("billion laughs") from
-/// turning a small file into gigabytes.
-fn parse_yaml(path: &str, text: &str) -> Result<Vec<Value>, LoadError> {
-    let size = text.len();
+fn utf8<'a>(path: &str, bytes: &'a [u8]) -> Result<&'a str, LoadError> {
+    std::str::from_utf8(bytes).map_err(|e| LoadError::Content {
+        path: path.to_string(),
+        message: format!("not UTF-8 text: {e}"),
+    })
+}
+
+/// Budgets that grow with the input but stop alias expansion ("billion laughs") from turning a
+/// small file into gigabytes.
+fn yaml_options(size: usize) -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_events = (2 * size).max(1_000_000);
     budget.max_nodes = size.max(250_000);
@@ -186,15 +189,39 @@ fn parse_yaml(path: &str, text: &str) -> Result<Vec<Value>, LoadError> {
     budget.max_reader_input_bytes = None;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
-    let docs: Vec<Value> =
-        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| LoadError::Syntax {
-            path: path.to_string(),
-            line: e
-                .location()
-                .filter(|l| l.line() > 0)
-                .map(|l| (l.line(), l.column())),
-            message: format!("invalid YAML: {}", first_line(&e.to_string())),
-        })?;
+    options
+}
+
+/// For one document (or List item) of many: those are parsed BATCH at a time, so each may expand
+/// aliases only as far as its size warrants, never further than a whole file may.
+fn unit_options(size: usize) -> serde_saphyr::Options {
+    let mut options = yaml_options(size);
+    let replays = &mut options.alias_limits.max_total_replayed_events;
+    *replays = (2 * size).clamp(4_096, *replays);
+    options
+}
+
+/// An error in a part of a file that starts on the file's 0-based line `offset`, placed in the file.
+fn yaml_error(path: &str, e: &serde_saphyr::Error, offset: u64) -> LoadError {
+    LoadError::Syntax {
+        path: path.to_string(),
+        line: e
+            .location()
+            .filter(|l| l.line() > 0)
+            .map(|l| (l.line() + offset, l.column())),
+        message: format!(
+            "invalid YAML: {}",
+            first_line(&e.render_with_options(serde_saphyr::render_options! {
+                line_offset: offset,
+            }))
+        ),
+    }
+}
+
+/// All documents of a YAML text that starts on the file's 0-based line `offset`.
+fn parse_yaml(path: &str, text: &str, offset: u64) -> Result<Vec<Value>, LoadError> {
+    let docs: Vec<Value> = serde_saphyr::from_multiple_with_options(text, yaml_options(text.len()))
+        .map_err(|e| yaml_error(path, &e, offset))?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
@@ -210,6 +237,15 @@ enum Item {
 }
 
 impl Item {
+    /// Pods are converted on the spot so their API form is never all in memory.
+    fn new(kind: &str, object: Option<Object>) -> Item {
+        match object {
+            Some(Object::Pod(p)) => Item::Pod(Box::new(convert_pod(*p))),
+            Some(o) => Item::Object(o),
+            None => Item::Skipped(kind.to_string()),
+        }
+    }
+
     fn add_to(self, builder: &mut ClusterBuilder, skipped: &mut BTreeMap<String, usize>) {
         match self {
             Item::Object(o) => builder.add(o),
@@ -219,7 +255,7 @@ impl Item {
     }
 }
 
-/// Types one object; pods are converted on the spot so their API form is never all in memory.
+/// Types one object, naming the field at fault if it does not fit.
 fn item<'de, D>(
     path: &str,
     kind: &str,
@@ -247,13 +283,8 @@ where
             message: "required field is missing".into(),
         });
     }
-    Ok(
-        match Object::deserialize(kind, api_version, d).map_err(object_error)? {
-            Some(Object::Pod(p)) => Item::Pod(Box::new(convert_pod(*p))),
-            Some(o) => Item::Object(o),
-            None => Item::Skipped(kind.to_string()),
-        },
-    )
+    let object = Object::deserialize(kind, api_version, d, Fields::Named).map_err(object_error)?;
+    Ok(Item::new(kind, object))
 }
 
 /// Items are converted in parallel in batches of this size, keeping memory bounded.
@@ -265,28 +296,296 @@ fn read_into(
     path: &str,
     bytes: Vec<u8>,
 ) -> Result<(), LoadError> {
-    use rayon::prelude::*;
     let bytes = decompress(path, bytes)?;
     if looks_like_json(&bytes) {
         return read_json_into(builder, skipped, path, &bytes);
     }
-    let mut values = Vec::new();
-    for doc in parse_documents(path, bytes)? {
-        flatten_value(path, doc, &mut values)?;
-    }
-    for chunk in values.chunks(BATCH) {
-        let items: Vec<Result<Item, LoadError>> = chunk
-            .par_iter()
-            .map(|v| {
-                let kind = str_field(v, "kind");
-                item(path, kind, str_field(v, "apiVersion"), || object_name(v), v)
-            })
-            .collect();
-        for i in items {
-            i?.add_to(builder, skipped);
+    read_yaml_into(builder, skipped, path, utf8(path, &bytes)?)
+}
+
+/// Turns pieces into objects in parallel, BATCH at a time to keep memory bounded, and adds those
+/// in input order, counting them in `added` (which says, on failure, how many went in before).
+fn add_batched<T: Sync, I: IntoIterator<Item = Item> + Send>(
+    builder: &mut ClusterBuilder,
+    skipped: &mut BTreeMap<String, usize>,
+    pieces: &[T],
+    added: &mut usize,
+    objects: impl Fn(&T) -> Result<I, LoadError> + Sync,
+) -> Result<(), LoadError> {
+    use rayon::prelude::*;
+    for chunk in pieces.chunks(BATCH) {
+        let parsed: Vec<Result<I, LoadError>> = chunk.par_iter().map(&objects).collect();
+        for items in parsed {
+            for i in items? {
+                *added += 1;
+                i.add_to(builder, skipped);
+            }
         }
     }
     Ok(())
+}
+
+/// Generic values, typed the way they come.
+fn add_values(
+    builder: &mut ClusterBuilder,
+    skipped: &mut BTreeMap<String, usize>,
+    path: &str,
+    values: &[Value],
+) -> Result<(), LoadError> {
+    add_batched(builder, skipped, values, &mut 0, |v| {
+        value_item(path, v).map(std::iter::once)
+    })
+}
+
+fn value_item(path: &str, v: &Value) -> Result<Item, LoadError> {
+    let kind = str_field(v, "kind");
+    item(path, kind, str_field(v, "apiVersion"), || object_name(v), v)
+}
+
+/// YAML in pieces parsed in parallel, as JSON is: the documents of a stream and the items of a
+/// List as `kubectl get -o yaml` prints it, each straight into its API type when a scan finds
+/// its kind. A stream the splitting cannot vouch for is read whole, into generic values.
+fn read_yaml_into(
+    builder: &mut ClusterBuilder,
+    skipped: &mut BTreeMap<String, usize>,
+    path: &str,
+    text: &str,
+) -> Result<(), LoadError> {
+    let Some(docs) = split_documents(text) else {
+        let values = flattened(path, parse_yaml(path, text, 0)?)?;
+        return add_values(builder, skipped, path, &values);
+    };
+    let mut plain = Vec::new();
+    for doc in docs {
+        let Some(items) = list_items(&doc) else {
+            plain.push(doc);
+            continue;
+        };
+        add_batched(builder, skipped, &plain, &mut 0, |u| unit_items(path, u))?;
+        plain.clear();
+        let mut added = 0;
+        match add_batched(builder, skipped, &items, &mut added, |u| {
+            unit_items(path, u)
+        }) {
+            // An item may lean on another (an alias of an anchor defined in an earlier one): only
+            // the whole document tells whether it is wrong.
+            Err(LoadError::Syntax { .. }) => {
+                let values = flattened(path, parse_yaml(path, doc.text, doc.line)?)?;
+                add_values(builder, skipped, path, &values[added.min(values.len())..])?;
+            }
+            result => result?,
+        }
+    }
+    add_batched(builder, skipped, &plain, &mut 0, |u| unit_items(path, u))
+}
+
+/// A piece of a YAML file parsed on its own: a document, or an item of a List.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Unit<'a> {
+    text: &'a str,
+    /// The file's 0-based line the text starts on.
+    line: u64,
+    /// A List item, still behind its `- `: parsed as a sequence of one, so that columns in
+    /// messages are the file's.
+    entry: bool,
+}
+
+/// Splits a YAML stream at its document markers, which YAML reserves at column 0 (no scalar
+/// holds one there). `None` when directives or byte order marks tie documents to the stream.
+fn split_documents(text: &str) -> Option<Vec<Unit<'_>>> {
+    let mut docs = Vec::new();
+    let (mut start, mut start_line) = (0, 0);
+    let mut offset = 0;
+    for (n, line) in (0u64..).zip(text.split_inclusive('\n')) {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if bare.starts_with('%') || (offset > 0 && bare.starts_with('\u{feff}')) {
+            return None;
+        }
+        let end = offset + line.len();
+        if is_marker(bare, "---") && offset > start {
+            docs.push(Unit {
+                text: &text[start..offset],
+                line: start_line,
+                entry: false,
+            });
+            (start, start_line) = (offset, n);
+        } else if is_marker(bare, "...") {
+            docs.push(Unit {
+                text: &text[start..end],
+                line: start_line,
+                entry: false,
+            });
+            (start, start_line) = (end, n + 1);
+        }
+        offset = end;
+    }
+    if start < text.len() {
+        docs.push(Unit {
+            text: &text[start..],
+            line: start_line,
+            entry: false,
+        });
+    }
+    Some(docs)
+}
+
+fn is_marker(line: &str, marker: &str) -> bool {
+    line.strip_prefix(marker)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+}
+
+/// The items of a List document laid out as `kubectl get -o yaml` prints it: `items:` at column
+/// 0, then each item a line `- ` at column 0 followed by indented lines. `None` for any other
+/// layout, or when the rest of the document is not a List.
+fn list_items<'a>(doc: &Unit<'a>) -> Option<Vec<Unit<'a>>> {
+    let text = doc.text;
+    let key = if text.starts_with("items:") {
+        0
+    } else {
+        text.find("\nitems:")? + 1
+    };
+    let after = key + text[key..].find('\n')? + 1;
+    if text[key..after].trim_end() != "items:" {
+        return None;
+    }
+    let first_line = doc.line + text[..after].matches('\n').count() as u64;
+    let mut items = Vec::new();
+    let (mut start, mut start_line) = (after, first_line);
+    let mut end = after;
+    let mut in_item = false;
+    for (line, l) in (first_line..).zip(text[after..].split_inclusive('\n')) {
+        let bare = l.trim_end_matches(['\n', '\r']);
+        if bare.starts_with("- ") || bare == "-" {
+            if in_item {
+                items.push(Unit {
+                    text: &text[start..end],
+                    line: start_line,
+                    entry: true,
+                });
+                (start, start_line) = (end, line);
+            }
+            in_item = true;
+        } else if !(blank_or_comment(bare) || (in_item && bare.starts_with(' '))) {
+            break;
+        }
+        end += l.len();
+    }
+    if !in_item {
+        return None;
+    }
+    items.push(Unit {
+        text: &text[start..end],
+        line: start_line,
+        entry: true,
+    });
+    let rest = [&text[..after], &text[end..]].concat();
+    let rest: Value = serde_saphyr::from_str_with_options(&rest, unit_options(rest.len())).ok()?;
+    str_field(&rest, "kind").ends_with("List").then_some(items)
+}
+
+fn blank_or_comment(line: &str) -> bool {
+    let line = line.trim_start();
+    line.is_empty() || line.starts_with('#')
+}
+
+/// The objects of one document or List item.
+fn unit_items(path: &str, unit: &Unit) -> Result<Vec<Item>, LoadError> {
+    if let Some(item) = typed_unit(unit) {
+        return Ok(vec![item]);
+    }
+    let value: Value =
+        serde_saphyr::from_str_with_options(unit.text, unit_options(unit.text.len()))
+            .map_err(|e| yaml_error(path, &e, unit.line))?;
+    let values = match value {
+        Value::Null => Vec::new(),
+        Value::Array(entries) if unit.entry => flattened(path, entries)?,
+        v => flattened(path, vec![v])?,
+    };
+    values.iter().map(|v| value_item(path, v)).collect()
+}
+
+/// An object whose kind and apiVersion a scan finds, parsed straight into its API type. `None`
+/// when that fails: the generic path then says what is wrong, naming the object and field.
+fn typed_unit(unit: &Unit) -> Option<Item> {
+    let kind = top_level_scalar(unit, "kind")?;
+    let api_version = top_level_scalar(unit, "apiVersion")?;
+    if kind.ends_with("List") {
+        return None;
+    }
+    let seed = TypedSeed { kind, api_version };
+    let options = unit_options(unit.text.len());
+    serde_saphyr::with_deserializer_from_str_with_options(unit.text, options, |de| {
+        if unit.entry {
+            de.deserialize_seq(seed)
+        } else {
+            seed.deserialize(de)
+        }
+    })
+    .ok()?
+}
+
+/// The plain scalar of a `key: value` line of a unit's top-level mapping (after the `- ` of a
+/// List item), found by a scan as the JSON path does; `None` when absent, or written in a way
+/// that YAML might read as something other than that string.
+fn top_level_scalar<'a>(unit: &Unit<'a>, key: &str) -> Option<&'a str> {
+    unit.text.lines().find_map(|line| {
+        let line = if unit.entry {
+            line.strip_prefix("- ")
+                .or_else(|| line.strip_prefix("  "))?
+        } else {
+            line
+        };
+        let value = line.strip_prefix(key)?.strip_prefix(':')?.trim();
+        let plain = value.starts_with(|c: char| c.is_ascii_alphabetic())
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"./-_".contains(&b))
+            && !["true", "false", "yes", "no", "on", "off", "y", "n", "null"]
+                .iter()
+                .any(|word| value.eq_ignore_ascii_case(word));
+        plain.then_some(value)
+    })
+}
+
+/// Types an object with the kind and apiVersion found for it, as a document or as the one entry
+/// of a sequence (a List item).
+#[derive(Clone, Copy)]
+struct TypedSeed<'a> {
+    kind: &'a str,
+    api_version: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for TypedSeed<'_> {
+    type Value = Option<Item>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        let object = Object::deserialize(self.kind, self.api_version, d, Fields::Unnamed);
+        Ok(object.ok().map(|o| Item::new(self.kind, o)))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TypedSeed<'_> {
+    type Value = Option<Item>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a sequence of one object")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let item = seq.next_element_seed(self)?.flatten();
+        if item.is_some() && seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+            return Ok(None);
+        }
+        Ok(item)
+    }
+}
+
+fn flattened(path: &str, docs: Vec<Value>) -> Result<Vec<Value>, LoadError> {
+    let mut values = Vec::new();
+    for doc in docs {
+        flatten_value(path, doc, &mut values)?;
+    }
+    Ok(values)
 }
 
 /// The objects of a document: itself, or the items of a List.
@@ -335,7 +634,6 @@ fn read_json_into(
     path: &str,
     bytes: &[u8],
 ) -> Result<(), LoadError> {
-    use rayon::prelude::*;
     let syntax = |e: serde_json::Error| LoadError::Syntax {
         path: path.to_string(),
         line: Some((e.line() as u64, e.column() as u64)),
@@ -345,42 +643,32 @@ fn read_json_into(
     for doc in serde_json::Deserializer::from_slice(bytes).into_iter::<&RawValue>() {
         collect_raw(doc.map_err(syntax)?, &mut raws).map_err(syntax)?;
     }
-    for chunk in raws.chunks(BATCH) {
-        let items: Vec<Result<Item, LoadError>> = chunk
-            .par_iter()
-            .map(|raw| {
-                let text = raw.get();
-                let name =
-                    || object_name(&serde_json::from_str::<Value>(text).unwrap_or(Value::Null));
-                // kubectl writes apiVersion and kind first: finding them by a scan avoids a
-                // second full parse of every object; anything unusual takes the general path.
-                let scanned =
-                    top_level_string(text, "kind").zip(top_level_string(text, "apiVersion"));
-                let peek: Peek;
-                let (kind, api_version) = match scanned {
-                    Some(found) => found,
-                    None => {
-                        peek = serde_json::from_str(text).map_err(syntax)?;
-                        (
-                            peek.kind.as_deref().unwrap_or(""),
-                            peek.api_version.as_deref().unwrap_or(""),
-                        )
-                    }
-                };
-                item(
-                    path,
-                    kind,
-                    api_version,
-                    name,
-                    &mut serde_json::Deserializer::from_str(text),
+    add_batched(builder, skipped, &raws, &mut 0, |raw| {
+        let text = raw.get();
+        let name = || object_name(&serde_json::from_str::<Value>(text).unwrap_or(Value::Null));
+        // kubectl writes apiVersion and kind first: finding them by a scan avoids a
+        // second full parse of every object; anything unusual takes the general path.
+        let scanned = top_level_string(text, "kind").zip(top_level_string(text, "apiVersion"));
+        let peek: Peek;
+        let (kind, api_version) = match scanned {
+            Some(found) => found,
+            None => {
+                peek = serde_json::from_str(text).map_err(syntax)?;
+                (
+                    peek.kind.as_deref().unwrap_or(""),
+                    peek.api_version.as_deref().unwrap_or(""),
                 )
-            })
-            .collect();
-        for i in items {
-            i?.add_to(builder, skipped);
-        }
-    }
-    Ok(())
+            }
+        };
+        item(
+            path,
+            kind,
+            api_version,
+            name,
+            &mut serde_json::Deserializer::from_str(text),
+        )
+        .map(std::iter::once)
+    })
 }
 
 /// The value of a top-level string field of a JSON object, found by scanning rather than
@@ -537,22 +825,177 @@ pub fn load_single(path: &str) -> Result<(String, Value), LoadError> {
 mod tests {
     use super::*;
 
+    fn load_yaml(text: &str) -> Result<(Cluster, BTreeMap<String, usize>), LoadError> {
+        let mut builder = ClusterBuilder::new();
+        let mut skipped = BTreeMap::new();
+        read_into(&mut builder, &mut skipped, "t.yaml", text.into())?;
+        Ok((builder.finish().unwrap(), skipped))
+    }
+
+    /// The cluster as read before YAML was split: the whole text into generic values.
+    fn read_whole(text: &str) -> Cluster {
+        let mut builder = ClusterBuilder::new();
+        let values = flattened("t.yaml", parse_yaml("t.yaml", text, 0).unwrap()).unwrap();
+        add_values(&mut builder, &mut BTreeMap::new(), "t.yaml", &values).unwrap();
+        builder.finish().unwrap()
+    }
+
+    /// Everything read, in an order that does not depend on hashing.
+    fn fingerprint(c: &Cluster) -> String {
+        fn sorted<K: std::fmt::Debug, V: std::fmt::Debug>(
+            m: &std::collections::HashMap<K, V>,
+        ) -> Vec<String> {
+            let mut entries: Vec<String> = m.iter().map(|e| format!("{e:?}")).collect();
+            entries.sort();
+            entries
+        }
+        let w = &c.workloads;
+        format!(
+            "{:?}",
+            (
+                (&c.nodes, &c.pods, &c.terminated_pods, sorted(&c.namespaces)),
+                (
+                    &c.priority_classes,
+                    &c.pdbs,
+                    sorted(&c.pvcs),
+                    sorted(&c.pvs)
+                ),
+                (sorted(&c.storage_classes), sorted(&c.csi_nodes)),
+                (sorted(&c.csi_drivers), &c.csi_storage_capacities),
+                (sorted(&c.volume_attachments), sorted(&w.services)),
+                (sorted(&w.replication_controllers), sorted(&w.replica_sets)),
+                (sorted(&w.stateful_sets), &c.leases, &c.lease_candidates),
+                (&c.events, &c.meta, &c.warnings),
+            )
+        )
+    }
+
+    fn unit(text: &str, line: u64, entry: bool) -> Unit<'_> {
+        Unit { text, line, entry }
+    }
+
     #[test]
     fn yaml_list_and_multi_document() {
         let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
-        let mut builder = ClusterBuilder::new();
-        let mut skipped = BTreeMap::new();
-        read_into(
-            &mut builder,
-            &mut skipped,
-            "t.yaml",
-            text.as_bytes().to_vec(),
-        )
-        .unwrap();
-        let cluster = builder.finish().unwrap();
+        let (cluster, skipped) = load_yaml(text).unwrap();
         assert_eq!(cluster.nodes.len(), 1);
         assert_eq!(cluster.namespaces.len(), 1);
         assert_eq!(skipped.get("Deployment"), Some(&1));
+        assert_eq!(fingerprint(&cluster), fingerprint(&read_whole(text)));
+    }
+
+    #[test]
+    fn splits_documents_at_markers() {
+        let text = "# head\n---\na: 1\n...\n# between\n--- \nb: |\n  ---\n  x\n---\nc: 3\n";
+        assert_eq!(
+            split_documents(text).unwrap(),
+            [
+                unit("# head\n", 0, false),
+                unit("---\na: 1\n...\n", 1, false),
+                unit("# between\n", 4, false),
+                unit("--- \nb: |\n  ---\n  x\n", 5, false),
+                unit("---\nc: 3\n", 9, false),
+            ]
+        );
+        assert_eq!(
+            split_documents("---\r\na: ---\r\n---x: 1").unwrap(),
+            [unit("---\r\na: ---\r\n---x: 1", 0, false)]
+        );
+        assert_eq!(split_documents("%YAML 1.2\n---\na: 1\n"), None);
+    }
+
+    #[test]
+    fn empty_documents_are_skipped() {
+        let text = "# nothing\n---\n---\n...\n# still nothing\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n...\n--- ~\n";
+        let (cluster, _) = load_yaml(text).unwrap();
+        assert_eq!(cluster.namespaces.len(), 1);
+        assert_eq!(fingerprint(&cluster), fingerprint(&read_whole(text)));
+    }
+
+    const LIST: &str = "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: a\n# between\n- apiVersion: v1\n  kind: List\n  items:\n  - apiVersion: v1\n    kind: Namespace\n    metadata: {name: ns}\n-\n  apiVersion: v1\n  kind: Namespace\n  metadata: {name: ns2}\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
+
+    #[test]
+    fn splits_list_items() {
+        assert_eq!(
+            list_items(&unit(LIST, 10, false)).unwrap(),
+            [
+                unit(
+                    "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: a\n# between\n",
+                    12,
+                    true
+                ),
+                unit(
+                    "- apiVersion: v1\n  kind: List\n  items:\n  - apiVersion: v1\n    kind: Namespace\n    metadata: {name: ns}\n",
+                    17,
+                    true
+                ),
+                unit(
+                    "-\n  apiVersion: v1\n  kind: Namespace\n  metadata: {name: ns2}\n",
+                    23,
+                    true
+                ),
+            ]
+        );
+        let (cluster, _) = load_yaml(LIST).unwrap();
+        assert_eq!((cluster.nodes.len(), cluster.namespaces.len()), (1, 2));
+        assert_eq!(fingerprint(&cluster), fingerprint(&read_whole(LIST)));
+    }
+
+    #[test]
+    fn other_list_layouts_are_read_whole() {
+        for text in [
+            "apiVersion: v1\nitems:\n  - {apiVersion: v1, kind: Node, metadata: {name: a}}\nkind: List\n",
+            "apiVersion: v1\nitems: [{apiVersion: v1, kind: Node, metadata: {name: a}}]\nkind: List\n",
+            "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\nkind: Thing\n",
+            "apiVersion: v1\nitems:\nkind: List\n",
+            "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n\"kind\": [List\n",
+        ] {
+            assert_eq!(list_items(&unit(text, 0, false)), None, "{text}");
+            match load_yaml(text) {
+                Ok((cluster, skipped)) => {
+                    let whole = read_whole(text);
+                    assert_eq!(fingerprint(&cluster), fingerprint(&whole), "{text}");
+                    assert!(skipped.is_empty() || text.contains("Thing"), "{text}");
+                }
+                Err(e) => assert_eq!(
+                    e.to_string(),
+                    parse_yaml("t.yaml", text, 0).unwrap_err().to_string()
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn items_sharing_anchors_are_read_whole() {
+        let text = "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: a\n    labels: &labels {zone: z1}\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: b\n    labels: *labels\nkind: List\n";
+        let (cluster, _) = load_yaml(text).unwrap();
+        assert_eq!(cluster.nodes.len(), 2);
+        assert_eq!(fingerprint(&cluster), fingerprint(&read_whole(text)));
+    }
+
+    #[test]
+    fn errors_carry_the_line_in_the_file() {
+        let first = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n";
+        for (text, line) in [
+            // A later document.
+            (
+                format!("{first}---\n{first}---\nkind: Namespace\nmetadata: {{name: b]\n"),
+                10,
+            ),
+            // A later item of a List that is a later document.
+            (
+                format!(
+                    "{first}---\napiVersion: v1\nitems:\n- kind: Namespace\n  metadata: {{name: b}}\n- kind: Namespace\n  metadata: {{name: c]\nkind: List\n"
+                ),
+                10,
+            ),
+        ] {
+            let err = load_yaml(&text).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("t.yaml:{line}:")), "{err}");
+            assert!(err.contains(": invalid YAML: "), "{err}");
+            let whole = parse_yaml("t.yaml", &text, 0).unwrap_err().to_string();
+            assert_eq!(err, whole);
+        }
     }
 
     #[test]
@@ -577,6 +1020,41 @@ mod tests {
         let cluster = builder.finish().unwrap();
         assert_eq!(cluster.nodes.len(), 1);
         assert_eq!(cluster.pods[0].key(), "x/p");
+
+        // The demo cluster as kubectl prints a List, as a stream of documents and as JSON.
+        let list = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/clusters/demo.yaml"
+        ))
+        .unwrap();
+        let values = flattened("demo.yaml", parse_yaml("demo.yaml", &list, 0).unwrap()).unwrap();
+        let docs: Vec<String> = values
+            .iter()
+            .map(|v| serde_saphyr::to_string(v).unwrap())
+            .collect();
+        let stream: String = docs.iter().map(|d| format!("---\n{d}")).collect();
+        let items: String = docs
+            .iter()
+            .flat_map(|d| d.lines().enumerate())
+            .map(|(i, l)| format!("{}{l}\n", if i == 0 { "- " } else { "  " }))
+            .collect();
+        let kubectl = format!("apiVersion: v1\nitems:\n{items}kind: List\nmetadata: {{}}\n");
+        assert_eq!(
+            list_items(&unit(&kubectl, 0, false)).unwrap().len(),
+            docs.len()
+        );
+        let json = serde_json::to_vec(&values).unwrap();
+        let whole = fingerprint(&read_whole(&list));
+        for (name, bytes) in [
+            ("demo.yaml", list.into_bytes()),
+            ("stream.yaml", stream.into_bytes()),
+            ("kubectl.yaml", kubectl.into_bytes()),
+            ("demo.json", json),
+        ] {
+            let mut builder = ClusterBuilder::new();
+            read_into(&mut builder, &mut BTreeMap::new(), name, bytes).unwrap();
+            assert_eq!(fingerprint(&builder.finish().unwrap()), whole, "{name}");
+        }
     }
 
     #[test]
@@ -608,6 +1086,11 @@ mod tests {
         .unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("Pod x/p: spec.containers"), "{msg}");
+        let item = text
+            .lines()
+            .fold(String::from("- "), |item, l| item + l + "\n  ");
+        let err = load_yaml(&format!("items:\n{item}\nkind: List\n")).unwrap_err();
+        assert_eq!(err.to_string(), msg.replace("p.yaml", "t.yaml"));
     }
 
     #[test]
@@ -620,6 +1103,11 @@ mod tests {
             text.push_str(&format!("{name}: &{name} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
             prev = name;
         }
+        assert!(load_yaml(&text).is_err());
+        let item = text
+            .lines()
+            .fold(String::from("- "), |item, l| item + l + "\n  ");
+        assert!(load_yaml(&format!("items:\n{item}\nkind: List\n")).is_err());
         assert!(parse_documents("laughs.yaml", text.into_bytes()).is_err());
     }
 

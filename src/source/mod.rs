@@ -76,18 +76,32 @@ pub struct TypeError {
     pub message: String,
 }
 
+/// Whether a typing error names the field at fault: tracking it costs an allocation per mapping
+/// key, wasted when a failure is retried another way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fields {
+    Named,
+    Unnamed,
+}
+
 fn typed<'de, T: serde::Deserialize<'de>, D: serde::Deserializer<'de>>(
     d: D,
+    fields: Fields,
 ) -> Result<Box<T>, TypeError>
 where
     D::Error: std::fmt::Display,
 {
-    serde_path_to_error::deserialize(d)
-        .map(Box::new)
-        .map_err(|e| TypeError {
+    match fields {
+        Fields::Named => serde_path_to_error::deserialize(d).map_err(|e| TypeError {
             field: e.path().to_string(),
             message: e.inner().to_string(),
-        })
+        }),
+        Fields::Unnamed => T::deserialize(d).map_err(|e| TypeError {
+            field: String::new(),
+            message: e.to_string(),
+        }),
+    }
+    .map(Box::new)
 }
 
 impl Object {
@@ -97,41 +111,47 @@ impl Object {
         kind: &str,
         api_version: &str,
         d: D,
+        fields: Fields,
     ) -> Result<Option<Object>, TypeError>
     where
         D: serde::Deserializer<'de>,
         D::Error: std::fmt::Display,
     {
         Ok(Some(match kind {
-            "Node" => Object::Node(typed(d)?),
-            "Pod" => Object::Pod(typed(d)?),
-            "Namespace" => Object::Namespace(typed(d)?),
-            "PriorityClass" => Object::PriorityClass(typed(d)?),
-            "PodDisruptionBudget" => Object::Pdb(typed(d)?),
-            "PersistentVolumeClaim" => Object::Pvc(typed(d)?),
-            "PersistentVolume" => Object::Pv(typed(d)?),
-            "StorageClass" => Object::StorageClass(typed(d)?),
-            "CSINode" => Object::CsiNode(typed(d)?),
-            "CSIDriver" => Object::CsiDriver(typed(d)?),
-            "CSIStorageCapacity" => Object::CsiStorageCapacity(typed(d)?),
-            "VolumeAttachment" => Object::VolumeAttachment(typed(d)?),
-            "Service" => Object::Service(typed(d)?),
-            "ReplicationController" => Object::ReplicationController(typed(d)?),
-            "ReplicaSet" => Object::ReplicaSet(typed(d)?),
-            "StatefulSet" => Object::StatefulSet(typed(d)?),
-            "Lease" => Object::Lease(typed(d)?),
-            "LeaseCandidate" => Object::LeaseCandidate(typed(d)?),
-            "Event" => Object::Event(typed(d)?),
+            "Node" => Object::Node(typed(d, fields)?),
+            "Pod" => Object::Pod(typed(d, fields)?),
+            "Namespace" => Object::Namespace(typed(d, fields)?),
+            "PriorityClass" => Object::PriorityClass(typed(d, fields)?),
+            "PodDisruptionBudget" => Object::Pdb(typed(d, fields)?),
+            "PersistentVolumeClaim" => Object::Pvc(typed(d, fields)?),
+            "PersistentVolume" => Object::Pv(typed(d, fields)?),
+            "StorageClass" => Object::StorageClass(typed(d, fields)?),
+            "CSINode" => Object::CsiNode(typed(d, fields)?),
+            "CSIDriver" => Object::CsiDriver(typed(d, fields)?),
+            "CSIStorageCapacity" => Object::CsiStorageCapacity(typed(d, fields)?),
+            "VolumeAttachment" => Object::VolumeAttachment(typed(d, fields)?),
+            "Service" => Object::Service(typed(d, fields)?),
+            "ReplicationController" => Object::ReplicationController(typed(d, fields)?),
+            "ReplicaSet" => Object::ReplicaSet(typed(d, fields)?),
+            "StatefulSet" => Object::StatefulSet(typed(d, fields)?),
+            "Lease" => Object::Lease(typed(d, fields)?),
+            "LeaseCandidate" => Object::LeaseCandidate(typed(d, fields)?),
+            "Event" => Object::Event(typed(d, fields)?),
             SNAPSHOT_INFO_KIND if api_version == SNAPSHOT_INFO_API_VERSION => {
                 #[derive(serde::Deserialize)]
                 struct Info {
                     #[serde(default)]
                     spec: SnapshotMeta,
                 }
-                let info: Box<Info> = typed(d)?;
+                let info: Box<Info> = typed(d, fields)?;
                 Object::SnapshotInfo(Box::new(info.spec))
             }
-            _ => return Ok(None),
+            _ => {
+                // Read through all the same: a deserializer that parses as it goes would otherwise
+                // let a malformed object of a skipped kind pass.
+                typed::<serde::de::IgnoredAny, _>(d, fields)?;
+                return Ok(None);
+            }
         }))
     }
 }
