@@ -156,11 +156,7 @@ fn read_file(path: &str) -> Result<Read, Failure> {
             eprintln!(
                 "warning: {path} does not record when it was taken (kubectl-sched snapshot records it): ages are measured against the local clock"
             );
-            Clock {
-                now: Timestamp::now(),
-                source: ClockSource::Local,
-                skew: None,
-            }
+            Clock::local()
         }
     };
     Ok(Read {
@@ -207,11 +203,7 @@ fn read_live(live: &super::output::Live, plan: &LeasePlan) -> Result<Read, Failu
             eprintln!(
                 "warning: the API server's clock could not be read (GET /version failed or had no Date header): ages are measured against the local clock"
             );
-            Clock {
-                now: Timestamp::now(),
-                source: ClockSource::Local,
-                skew: None,
-            }
+            Clock::local()
         }
     };
     Ok(Read {

@@ -3,10 +3,11 @@
 //! Unknown, with the unreachable taint) once it has seen neither a renewal nor a status update
 //! for node-monitor-grace-period (50s by default since Kubernetes 1.32).
 
-use super::{Inventory, NODE_LEASE_NAMESPACE, Status, assess, holder};
+use super::{Inventory, NODE_LEASE_NAMESPACE, NodeRef, Status, assess, holder};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 
 /// kube-controller-manager's `--node-monitor-grace-period` default.
 pub const DEFAULT_NODE_MONITOR_GRACE_PERIOD: SignedDuration = SignedDuration::from_secs(50);
@@ -60,6 +61,12 @@ pub fn heartbeats(
 ) -> Heartbeats {
     let now = clock.now;
     let wanted = |name: &str| only.is_none_or(|o| o == name);
+    // Thousands of nodes: look them up by name, not by scanning the list per lease.
+    let by_name: HashMap<&str, &NodeRef> = inventory
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n))
+        .collect();
     let mut nodes: Vec<Heartbeat> = leases
         .iter()
         .filter(|l| l.metadata.namespace.as_deref() == Some(NODE_LEASE_NAMESPACE))
@@ -67,7 +74,7 @@ pub fn heartbeats(
         .map(|l| {
             let name = l.metadata.name.clone().unwrap_or_default();
             let a = assess(l, now);
-            let node = inventory.nodes.iter().find(|n| n.name == name);
+            let node = by_name.get(name.as_str());
             let not_ready_at = super::renew_time(l).and_then(|r| super::plus(r, grace_period));
             Heartbeat {
                 status: a.status,
@@ -82,8 +89,9 @@ pub fn heartbeats(
             }
         })
         .collect();
+    let leased: HashSet<String> = nodes.iter().map(|h| h.node.clone()).collect();
     for n in inventory.nodes.iter().filter(|n| wanted(&n.name)) {
-        if !nodes.iter().any(|h| h.node == n.name) {
+        if !leased.contains(&n.name) {
             nodes.push(Heartbeat {
                 node: n.name.clone(),
                 status: Status::Unknown,

@@ -63,6 +63,15 @@ impl Clock {
         }
     }
 
+    /// The local clock, when the server's is not available.
+    pub fn local() -> Clock {
+        Clock {
+            now: Timestamp::now(),
+            source: ClockSource::Local,
+            skew: None,
+        }
+    }
+
     /// The same clock when the local one reads `local` (the skew measured once still applies).
     pub fn advanced_to_local(&self, local: Timestamp) -> Clock {
         Clock {

@@ -85,9 +85,8 @@ fn table(opts: &TableOptions, header: Vec<&str>) -> Table {
 
 fn ago(d: Option<SignedDuration>) -> String {
     match d {
-        Some(d) if d.is_negative() => format!("in {}", human(d.abs())),
-        Some(d) => format!("{} ago", human(d)),
-        None => "-".into(),
+        Some(d) if !d.is_negative() => format!("{} ago", human(d)),
+        _ => age(d),
     }
 }
 

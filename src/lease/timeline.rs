@@ -451,6 +451,11 @@ mod tests {
 
     const GRACE: SignedDuration = SignedDuration::from_secs(50);
 
+    /// A tracker of one leader lease, started at `now`.
+    fn tracking(l: &Lease, now: Timestamp) -> Tracker {
+        Tracker::new(Selection::default(), std::slice::from_ref(l), now, GRACE)
+    }
+
     fn renewed(l: &Lease, at: &str) -> Lease {
         let mut l = l.clone();
         l.spec.as_mut().unwrap().renew_time = Some(
@@ -468,12 +473,7 @@ mod tests {
             Some("2026-11-23T10:00:00Z"),
             Some(15),
         );
-        let mut t = Tracker::new(
-            Selection::default(),
-            std::slice::from_ref(&l),
-            ts("2026-11-23T10:00:01Z"),
-            GRACE,
-        );
+        let mut t = tracking(&l, ts("2026-11-23T10:00:01Z"));
         assert_eq!(t.next_deadline(), Some(ts("2026-11-23T10:00:05Z")));
         let r = t.observe(
             renewed(&l, "2026-11-23T10:00:02Z"),
@@ -518,12 +518,7 @@ mod tests {
             Some("2026-11-23T10:00:00Z"),
             Some(15),
         );
-        let mut t = Tracker::new(
-            Selection::default(),
-            std::slice::from_ref(&l),
-            ts("2026-11-23T10:00:06Z"),
-            GRACE,
-        );
+        let mut t = tracking(&l, ts("2026-11-23T10:00:06Z"));
         let r = t.observe(
             renewed(&l, "2026-11-23T10:00:09Z"),
             ts("2026-11-23T10:00:09Z"),
@@ -577,6 +572,11 @@ mod more_tests {
 
     const GRACE: SignedDuration = SignedDuration::from_secs(50);
 
+    /// A tracker of one leader lease, started at `now`.
+    fn tracking(l: &Lease, now: Timestamp) -> Tracker {
+        Tracker::new(Selection::default(), std::slice::from_ref(l), now, GRACE)
+    }
+
     fn with(l: &Lease, f: impl Fn(&mut k8s_openapi::api::coordination::v1::LeaseSpec)) -> Lease {
         let mut l = l.clone();
         f(l.spec.as_mut().unwrap());
@@ -598,12 +598,7 @@ mod more_tests {
             Some("2026-11-23T10:00:00Z"),
             Some(30),
         );
-        let mut t = Tracker::new(
-            Selection::default(),
-            std::slice::from_ref(&l),
-            ts("2026-11-23T10:00:01Z"),
-            GRACE,
-        );
+        let mut t = tracking(&l, ts("2026-11-23T10:00:01Z"));
         let again = with(&l, |s| {
             s.renew_time = at("2026-11-23T10:00:20Z");
             s.acquire_time = at("2026-11-23T10:00:20Z");
@@ -629,12 +624,7 @@ mod more_tests {
             Some(15),
         );
         l.metadata.uid = Some("u1".into());
-        let mut t = Tracker::new(
-            Selection::default(),
-            std::slice::from_ref(&l),
-            ts("2026-11-23T10:00:01Z"),
-            GRACE,
-        );
+        let mut t = tracking(&l, ts("2026-11-23T10:00:01Z"));
         let preferred = with(&l, |s| {
             s.strategy = Some("OldestEmulationVersion".into());
             s.preferred_holder = Some("cp-2_b".into());
@@ -709,12 +699,7 @@ mod more_tests {
             Some("2026-11-23T09:59:58Z"),
             Some(15),
         );
-        let mut t = Tracker::new(
-            Selection::default(),
-            std::slice::from_ref(&l),
-            ts("2026-11-23T10:00:00Z"),
-            GRACE,
-        );
+        let mut t = tracking(&l, ts("2026-11-23T10:00:00Z"));
         for i in 1..10 {
             let now = ts(&format!("2026-11-23T10:00:{:02}Z", i * 2));
             let renewed = with(&l, |s| {
