@@ -9,6 +9,7 @@ use kubectl_sched::framework::profile::default_framework;
 use kubectl_sched::framework::snapshot::Snapshot;
 use kubectl_sched::model::cluster::Cluster;
 use kubectl_sched::model::pod::Pod;
+use kubectl_sched::release::Release;
 use kubectl_sched::source::file;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -90,7 +91,7 @@ const PLAIN: &str = "metadata: {name: plain, namespace: payments-0}\nspec:\n  co
 const SPREAD: &str = "metadata: {name: spread, namespace: payments-0, labels: {app: bench-spread}}\nspec:\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: bench-spread}}}\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: bench-spread}}}\n  containers:\n  - name: c\n    image: registry.example.com/team/app-3:v1\n    resources: {requests: {cpu: 200m, memory: 256Mi}}\n";
 
 fn time_explain(snapshot: &Snapshot, p: &Pod, runs: usize) -> Duration {
-    let fw = default_framework();
+    let fw = default_framework(Release::NEWEST.into());
     let mut times = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();
@@ -104,7 +105,7 @@ fn time_explain(snapshot: &Snapshot, p: &Pod, runs: usize) -> Duration {
 
 /// Replicas placed per second, `count` of them one after another.
 fn placement_rate(cluster: &Arc<Cluster>, p: &Pod, count: usize) -> (f64, usize) {
-    let fw = default_framework();
+    let fw = default_framework(Release::NEWEST.into());
     let mut snapshot = Snapshot::new(cluster.clone(), None);
     let t = Instant::now();
     let seq = kubectl_sched::framework::sequence::place(&fw, &mut snapshot, p, count);

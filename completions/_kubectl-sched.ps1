@@ -52,6 +52,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-sched' -ScriptBlock {
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job whose pods to place (YAML or JSON; - for stdin)')
             [CompletionResult]::new('--replicas', '--replicas', [CompletionResultType]::ParameterName, 'Place this many replicas one after another (default: a workload''s own replica count)')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults')
+            [CompletionResult]::new('--scheduler-version', '--scheduler-version', [CompletionResultType]::ParameterName, 'The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as v1.36.2 (default: the API server''s version, or the one the snapshot recorded, else the newest modelled)')
             [CompletionResult]::new('--snapshot', '--snapshot', [CompletionResultType]::ParameterName, 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
@@ -76,6 +77,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-sched' -ScriptBlock {
         }
         'kubectl-sched;explain' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults')
+            [CompletionResult]::new('--scheduler-version', '--scheduler-version', [CompletionResultType]::ParameterName, 'The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as v1.36.2 (default: the API server''s version, or the one the snapshot recorded, else the newest modelled)')
             [CompletionResult]::new('--snapshot', '--snapshot', [CompletionResultType]::ParameterName, 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')

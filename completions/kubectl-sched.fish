@@ -51,6 +51,7 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "help" -
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s f -l filename -d 'The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job whose pods to place (YAML or JSON; - for stdin)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l replicas -d 'Place this many replicas one after another (default: a workload\'s own replica count)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l config -d 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults' -r -F
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l scheduler-version -d 'The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as v1.36.2 (default: the API server\'s version, or the one the snapshot recorded, else the newest modelled)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l context -d 'The kubeconfig context to use' -r
@@ -72,6 +73,7 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s v
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s V -l version -d 'Print version'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l config -d 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults' -r -F
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l scheduler-version -d 'The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as v1.36.2 (default: the API server\'s version, or the one the snapshot recorded, else the newest modelled)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r

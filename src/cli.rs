@@ -10,7 +10,7 @@ pub const EXIT_CODES: &str = "Exit codes: 0 the pod fits (or the command succeed
 #[command(
     name = "kubectl-sched",
     version,
-    about = "Explain kube-scheduler v1.34 decisions: why a pod fits, how it scores, what it would evict",
+    about = "Explain kube-scheduler decisions (v1.34 to v1.37): why a pod fits, how it scores, what it would evict",
     after_help = EXIT_CODES,
     propagate_version = true
 )]
@@ -99,6 +99,11 @@ pub struct SchedulerArgs {
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as
+    /// v1.36.2 (default: the API server's version, or the one the snapshot recorded, else the
+    /// newest modelled)
+    #[arg(long, value_name = "VERSION")]
+    pub scheduler_version: Option<String>,
     /// Filter and score nodes on one thread (results are identical; for comparison)
     #[arg(long, hide = true)]
     pub serial: bool,

@@ -1,4 +1,4 @@
-//! kubectl-sched: kube-scheduler v1.34.1's decision pipeline, offline and explained.
+//! kubectl-sched: kube-scheduler's decision pipeline (v1.34 to v1.37), offline and explained.
 //!
 //! Data flows one way: a source (`source`) produces API objects, `model` parses them once into
 //! an indexed `Cluster`, `framework` runs a profile's plugins (`plugins`, `preemption`) over a
@@ -13,6 +13,7 @@ pub mod lease;
 pub mod model;
 pub mod plugins;
 pub mod preemption;
+pub mod release;
 pub mod source;
 #[cfg(test)]
 pub mod testing;

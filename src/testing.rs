@@ -6,6 +6,7 @@ use crate::framework::profile::default_framework;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::cluster::convert_pod;
+use crate::release::Release;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -48,7 +49,7 @@ pub fn explain(cluster: Arc<Cluster>, pod: Value) -> Explanation {
         .unwrap()
         .into_pod();
     let snapshot = Snapshot::new(cluster, None);
-    let fw = default_framework();
+    let fw = default_framework(Release::OLDEST.into());
     let result = fw.schedule(&snapshot, &p);
     explain::build(&fw, &snapshot, &p, &result)
 }

@@ -69,6 +69,7 @@ fn wide_table_has_a_column_per_score_plugin() {
         .unwrap();
     let out = String::from_utf8(out.stdout).unwrap();
     for plugin in [
+        "DynamicResources",
         "ImageLocality",
         "NodeAffinity",
         "NodeResourcesBalancedAllocation",
@@ -76,7 +77,7 @@ fn wide_table_has_a_column_per_score_plugin() {
         "TaintToleration",
     ] {
         assert!(
-            out.lines().nth(1).unwrap().contains(plugin),
+            out.lines().nth(2).unwrap().contains(plugin),
             "no {plugin} column:\n{out}"
         );
     }

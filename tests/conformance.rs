@@ -1,8 +1,10 @@
-//! Runs every case of `fixtures/conformance` (decided by the real kube-scheduler v1.34.1) through
-//! the real binary, exactly as a user would, and compares with `expected.json`.
+//! Runs every case of `fixtures/conformance` through the real binary, exactly as a user would,
+//! once per release a real scheduler decided it for (`expected.json` by v1.34.1,
+//! `expected-v1.35.json` by v1.35.4, `expected-v1.36.json` by v1.36.2), and compares.
 //!
 //! Cases that cannot pass yet are listed in `tests/conformance_known_failures.txt` with the missing
-//! piece; the suite fails if an unlisted case fails or a listed one starts passing.
+//! piece (`case: why` for every release, `case@1.36: why` for one); the suite fails if an unlisted
+//! case fails or a listed one starts passing.
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -129,9 +131,18 @@ fn diff(expected: &Value, actual: &Value) -> Vec<String> {
     out
 }
 
-fn run_case(dir: &Path, serial: bool) -> Result<(), String> {
+/// The reference runs: expectation file, the release that decided it, and its short name.
+const RELEASES: [(&str, &str, &str); 3] = [
+    ("expected.json", "v1.34.1", "1.34"),
+    ("expected-v1.35.json", "v1.35.4", "1.35"),
+    ("expected-v1.36.json", "v1.36.2", "1.36"),
+];
+
+fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Result<(), String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-sched"));
     cmd.arg("whatif")
+        .arg("--scheduler-version")
+        .arg(release)
         .arg("--snapshot")
         .arg(dir.join("cluster.yaml"))
         .arg("-f")
@@ -156,8 +167,14 @@ fn run_case(dir: &Path, serial: bool) -> Result<(), String> {
     }
     let ours: Value =
         serde_json::from_slice(&out.stdout).map_err(|e| format!("output is not JSON: {e}"))?;
+    if ours["schedulerVersion"] != release {
+        return Err(format!(
+            "modelled {} instead of {release}",
+            ours["schedulerVersion"]
+        ));
+    }
     let mut expected: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join(expected_file)).unwrap()).unwrap();
     normalise_reasons(&mut expected);
     let actual = reshape(&ours, &expected);
     let d = diff(&expected, &actual);
@@ -178,35 +195,58 @@ fn conformance() {
         .filter(|p| p.join("expected.json").exists())
         .collect();
     dirs.sort();
-    let mut passed = 0;
     let mut problems = Vec::new();
-    for dir in &dirs {
-        let name = dir.file_name().unwrap().to_string_lossy().to_string();
-        // Every case both ways: parallel filtering and scoring must decide exactly as serial.
-        let result = run_case(dir, false)
-            .and_then(|()| run_case(dir, true).map_err(|e| format!("with --serial:\n{e}")));
-        match (result, known.get(&name)) {
-            (Ok(()), None) => passed += 1,
-            (Ok(()), Some(_)) => {
-                passed += 1;
-                problems.push(format!(
-                    "{name}: passes now; remove it from tests/conformance_known_failures.txt"
-                ));
+    let mut counts = Vec::new();
+    let mut listed_used = std::collections::BTreeSet::new();
+    for (file, release, short) in RELEASES {
+        let (mut passed, mut total) = (0, 0);
+        for dir in &dirs {
+            if !dir.join(file).exists() {
+                continue;
             }
-            (Err(_), Some(_)) => {}
-            (Err(e), None) => problems.push(format!("{name}: FAILED\n{e}")),
+            total += 1;
+            let name = dir.file_name().unwrap().to_string_lossy().to_string();
+            let release_key = format!("{name}@{short}");
+            let listed = [&release_key, &name]
+                .into_iter()
+                .find(|k| known.contains_key(k.as_str()));
+            if let Some(k) = listed {
+                listed_used.insert(k.clone());
+            }
+            // Parallel filtering and scoring must decide exactly as serial: checked on the
+            // newest reference, as it does not depend on the release.
+            let serial_too = short == RELEASES[RELEASES.len() - 1].2;
+            let result = run_case(dir, file, release, false).and_then(|()| {
+                if serial_too {
+                    run_case(dir, file, release, true).map_err(|e| format!("with --serial:\n{e}"))
+                } else {
+                    Ok(())
+                }
+            });
+            match (result, listed) {
+                (Ok(()), None) => passed += 1,
+                (Ok(()), Some(k)) => {
+                    passed += 1;
+                    problems.push(format!(
+                        "{release_key}: passes now; remove {k} from tests/conformance_known_failures.txt"
+                    ));
+                }
+                (Err(_), Some(_)) => {}
+                (Err(e), None) => problems.push(format!("{release_key}: FAILED\n{e}")),
+            }
         }
+        counts.push(format!("{short}: {passed}/{total} pass"));
     }
     for name in known.keys() {
-        if !dirs.iter().any(|d| d.ends_with(name)) {
+        if !listed_used.contains(name) {
             problems.push(format!(
                 "{name}: listed as a known failure but there is no such case"
             ));
         }
     }
     println!(
-        "conformance: {passed}/{} pass ({} known failures listed)",
-        dirs.len(),
+        "conformance: {} ({} known failures listed)",
+        counts.join(", "),
         known.len()
     );
     for (name, why) in &known {

@@ -151,12 +151,22 @@ fn live_and_file_agree_on_the_conformance_clusters() {
         let live = ws.run(&kc, &args);
         let cluster = case.join("cluster.yaml");
         let mut file_args = args.clone();
-        file_args.extend(["--snapshot", cluster.to_str().unwrap()]);
+        // The dump records no version: model the one the fake server reports.
+        file_args.extend([
+            "--snapshot",
+            cluster.to_str().unwrap(),
+            "--scheduler-version",
+            "v1.34.1",
+        ]);
         let file = ws.run(&kc, &file_args);
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         assert_eq!(live.code, file.code, "{name}: live {live:?}\nfile {file:?}");
         assert_eq!(
-            live.stdout, file.stdout,
+            live.stdout.replace(
+                r#""schedulerVersionFrom": "server""#,
+                r#""schedulerVersionFrom": "flag""#
+            ),
+            file.stdout,
             "{name}: live and file explanations differ"
         );
         server.assert_only_gets();
@@ -180,6 +190,8 @@ fn an_expired_continue_token_restarts_that_list() {
             "json",
             "--snapshot",
             fixture().to_str().unwrap(),
+            "--scheduler-version",
+            "v1.34.1",
         ],
     );
     assert_eq!(live.code, 1, "{live:?}");
@@ -926,7 +938,14 @@ fn snapshots_are_redacted_complete_and_explain_the_same_offline() {
             ]
             .concat(),
         );
-        assert_eq!(live.stdout, offline.stdout, "{args:?}");
+        assert_eq!(
+            live.stdout.replace(
+                r#""schedulerVersionFrom": "server""#,
+                r#""schedulerVersionFrom": "snapshot""#
+            ),
+            offline.stdout,
+            "{args:?}"
+        );
         assert_eq!(live.code, offline.code, "{args:?}");
     }
     let gz = ws.path("snap.yaml.gz");
@@ -1100,5 +1119,92 @@ fn the_fake_server_watches() {
             .requests()
             .iter()
             .all(|r| r.param("watch") == Some("true"))
+    );
+}
+
+/// The release modelled is the API server's unless `--scheduler-version` says otherwise; each
+/// release decides as its own scheduler does.
+#[test]
+fn the_servers_version_chooses_the_release() {
+    let (server, ws, kc) = setup();
+    let explain = |pod: &str, extra: &[&str]| -> Value {
+        let run = ws.run(&kc, &[&["explain", pod, "-o", "json"][..], extra].concat());
+        assert!(matches!(run.code, 0 | 1), "{run:?}");
+        run.json()
+    };
+    let balanced = |e: &Value| e["nodes"][0]["scores"]["NodeResourcesBalancedAllocation"].clone();
+
+    let v134 = explain("big", &[]);
+    assert_eq!(
+        (&v134["schedulerVersion"], &v134["schedulerVersionFrom"]),
+        (&json!("v1.34.1"), &json!("server"))
+    );
+    assert!(
+        v134["message"]
+            .as_str()
+            .unwrap()
+            .contains("untolerated taint {dedicated: gpu}"),
+        "{}",
+        v134["message"]
+    );
+    let small134 = explain("small", &[]);
+    assert!(
+        small134["nodes"][0]["scores"]
+            .get("DynamicResources")
+            .is_none()
+    );
+
+    server.git_version("v1.35.2+k3s1");
+    let v135 = explain("big", &[]);
+    assert_eq!(v135["schedulerVersion"], "v1.35.2");
+    assert!(
+        v135["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 node(s) had untolerated taint(s),"),
+        "{}",
+        v135["message"]
+    );
+    let small135 = explain("small", &[]);
+    assert_eq!(small135["nodes"][0]["scores"]["DynamicResources"], 0);
+    assert_eq!(balanced(&small135), balanced(&small134));
+
+    server.git_version("v1.36.2-eks-4a2b");
+    let small136 = explain("small", &[]);
+    assert_eq!(small136["schedulerVersion"], "v1.36.2");
+    assert_ne!(
+        balanced(&small136),
+        balanced(&small135),
+        "1.36 scores the change in balance"
+    );
+
+    // The flag wins over the server.
+    let flagged = explain("small", &["--scheduler-version", "1.34"]);
+    assert_eq!(
+        (
+            &flagged["schedulerVersion"],
+            &flagged["schedulerVersionFrom"]
+        ),
+        (&json!("v1.34.1"), &json!("flag"))
+    );
+    assert_eq!(flagged["nodes"], small134["nodes"]);
+
+    // A release outside the window is refused, not approximated.
+    server.git_version("v1.33.5");
+    let run = ws.run(&kc, &["explain", "small"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("the cluster reports v1.33.5")
+            && run.stderr.contains("--scheduler-version"),
+        "{}",
+        run.stderr
+    );
+    let run = ws.run(&kc, &["explain", "small", "--scheduler-version", "1.36"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("kube-scheduler v1.36.2 (--scheduler-version)"),
+        "{}",
+        run.stdout
     );
 }

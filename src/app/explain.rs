@@ -3,7 +3,7 @@
 //! real scheduler's latest FailedScheduling message is shown beside the computed one.
 //! `explain --all-pending`: every pending pod, one line each.
 
-use super::output::{Source, frameworks, print_structured, profile_for, table_options};
+use super::output::{Source, frameworks, print_structured, profile_for, release, table_options};
 use super::whatif::render;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};
@@ -148,11 +148,14 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     };
     let (ns, name) = parse_pod_ref(pod_ref, &source.namespace(global))
         .map_err(|e| Failure::bad_input(anyhow!(e)))?;
-    let fws = frameworks(args.scheduler.config.as_deref(), args.scheduler.serial)?;
     let cluster = source.load(&Plan {
         pod: Some((ns.clone(), name.clone())),
         ..Default::default()
     })?;
+    let fws = frameworks(
+        &args.scheduler,
+        release(&args.scheduler, &source, &cluster)?,
+    )?;
     let Some(pod) = cluster.find_pod(&ns, &name).cloned() else {
         return Err(Failure::bad_input(anyhow!(
             "pods {name:?} not found in namespace {ns:?}"
@@ -274,11 +277,11 @@ fn brief(e: &Explanation) -> String {
 }
 
 fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outcome {
-    let fws = frameworks(args.scheduler.config.as_deref(), args.scheduler.serial)?;
     let cluster = source.load(&Plan {
         pending_events: true,
         ..Default::default()
     })?;
+    let fws = frameworks(&args.scheduler, release(&args.scheduler, source, &cluster)?)?;
     // Pending pods are on no node, so one snapshot serves them all.
     let snapshot = Snapshot::new(cluster.clone(), None);
     let mut pending: Vec<&std::sync::Arc<Pod>> = cluster

@@ -1,16 +1,16 @@
 //! What every command shares: reading the cluster, choosing the profile, colours, and printing.
 
 use super::Failure;
-use crate::cli::{ColorChoice, GlobalArgs, Output};
+use crate::cli::{ColorChoice, GlobalArgs, Output, SchedulerArgs};
 use crate::explain::table::{Style, TableOptions};
 use crate::framework::runner::Framework;
 use crate::model::cluster::{Cluster, ClusterBuilder, convert_pod};
+use crate::release::{ReleaseChoice, ReleaseError};
 use crate::source::live::{self, Plan};
 use crate::source::{Dump, file};
 use anyhow::{Context, anyhow};
 use serde::Serialize;
 use std::io::IsTerminal;
-use std::path::Path;
 use std::sync::Arc;
 
 /// Where the cluster state comes from: `--snapshot`, or the API server the kubeconfig names.
@@ -134,12 +134,35 @@ fn from_dump(mut dump: Dump) -> Result<Cluster, crate::model::error::ObjectError
     builder.finish()
 }
 
-/// The profiles: from `--config`, or the v1 default.
-pub fn frameworks(config: Option<&Path>, serial: bool) -> Result<Vec<Framework>, Failure> {
-    let mut fws = match config {
-        None => vec![crate::framework::profile::default_framework()],
+/// The release to model: `--scheduler-version`, else the version the live server or the
+/// snapshot reports, else the newest modelled.
+pub fn release(
+    args: &SchedulerArgs,
+    source: &Source,
+    cluster: &Cluster,
+) -> Result<ReleaseChoice, Failure> {
+    ReleaseChoice::choose(
+        args.scheduler_version.as_deref(),
+        cluster.meta.server_version.as_deref(),
+        matches!(source, Source::Live(_)),
+    )
+    .map_err(|e| match e {
+        ReleaseError::Unsupported(_) if args.scheduler_version.is_none() => {
+            Failure::bad_input(anyhow!(
+                "the cluster reports {}: {e}",
+                cluster.meta.server_version.as_deref().unwrap_or_default()
+            ))
+        }
+        e => Failure::bad_input(e),
+    })
+}
+
+/// The profiles: from `--config`, or the release's default.
+pub fn frameworks(args: &SchedulerArgs, release: ReleaseChoice) -> Result<Vec<Framework>, Failure> {
+    let mut fws = match &args.config {
+        None => vec![crate::framework::profile::default_framework(release)],
         Some(path) => {
-            let loaded = crate::config::load(path).map_err(Failure::bad_input)?;
+            let loaded = crate::config::load(path, release).map_err(Failure::bad_input)?;
             for w in &loaded.warnings {
                 eprintln!("warning: {w}");
             }
@@ -147,7 +170,7 @@ pub fn frameworks(config: Option<&Path>, serial: bool) -> Result<Vec<Framework>,
         }
     };
     for fw in &mut fws {
-        fw.parallel = !serial;
+        fw.parallel = !args.serial;
     }
     Ok(fws)
 }

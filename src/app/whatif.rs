@@ -1,6 +1,6 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
-use super::output::{Source, frameworks, print_structured, profile_for, table_options};
+use super::output::{Source, frameworks, print_structured, profile_for, release, table_options};
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, WhatifArgs};
@@ -91,7 +91,10 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &source.namespace(global),
         &cluster,
     )?;
-    let fws = frameworks(args.scheduler.config.as_deref(), args.scheduler.serial)?;
+    let fws = frameworks(
+        &args.scheduler,
+        release(&args.scheduler, &source, &cluster)?,
+    )?;
     let fw = profile_for(&fws, &pod.scheduler_name)?;
     let replicas = if args.max {
         Some(usize::MAX)
@@ -120,6 +123,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     };
     let seq = sequence::place(fw, &mut snapshot, &pod, limit);
     let report = explain::placement::build(
+        fw.release,
         &snapshot,
         &pod,
         workload.description.as_deref(),

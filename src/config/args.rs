@@ -10,6 +10,7 @@ use super::field::{
 use super::node::Node;
 use crate::model::intern::Str;
 use crate::model::node_selector::{NodeSelector, PreferredSchedulingTerms};
+use crate::plugins::feature::Features;
 use crate::plugins::helper::ShapePoint;
 use crate::plugins::node_resources_fit::{self, Strategy};
 use crate::plugins::resource_allocation::ResourceSpec as PluginResourceSpec;
@@ -472,7 +473,7 @@ impl Args {
     /// What `validatePluginConfig` checks at `path` (`profiles[i].pluginConfig[j].args`).
     /// NodeResourcesFit is not among them: its validator is registered under the key
     /// "NodeResourcesFitArgs" there, so only the plugin's factory validates it.
-    pub fn validate_in_config(&self, path: &Path) -> Vec<FieldError> {
+    pub fn validate_in_config(&self, path: &Path, features: &Features) -> Vec<FieldError> {
         match self {
             Args::NodeResourcesFit { .. } | Args::Raw(_) => Vec::new(),
             Args::BalancedAllocation { resources } => validate_balanced_allocation(resources, path),
@@ -519,8 +520,10 @@ impl Args {
                         "invalid BindTimeoutSeconds, should not be a negative value",
                     ));
                 }
-                // The StorageCapacityScoring gate is off by default in v1.34.
-                if let Some(shape) = shape {
+                if let Some(shape) = shape
+                    .as_ref()
+                    .filter(|_| !features.enable_storage_capacity_scoring)
+                {
                     errs.push(FieldError::invalid(
                         &path.child("shape"),
                         Value::json(shape),

@@ -13,6 +13,7 @@ mod validation;
 use crate::framework::profile::{self, ProfilePlugins};
 use crate::framework::runner::Framework;
 use crate::plugins::{self, PluginArgs, node_resources_fit};
+use crate::release::{Release, ReleaseChoice};
 use args::{Args, DecodeError, InitError};
 use node::Node;
 use std::collections::BTreeMap;
@@ -44,14 +45,14 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// Reads a configuration file into its profiles.
-pub fn load(path: &std::path::Path) -> Result<Loaded, ConfigError> {
+/// Reads a configuration file into its profiles, as the release's kube-scheduler would.
+pub fn load(path: &std::path::Path, release: ReleaseChoice) -> Result<Loaded, ConfigError> {
     let display = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: display.clone(),
         source,
     })?;
-    from_text(&text).map_err(|e| match e {
+    from_text(&text, release).map_err(|e| match e {
         Failure::Syntax(message) => ConfigError::Syntax {
             path: display,
             message,
@@ -91,19 +92,25 @@ struct Profile {
     plugin_config: Vec<PluginConfig>,
 }
 
-fn from_text(text: &str) -> Result<Loaded, Failure> {
+fn from_text(text: &str, release: ReleaseChoice) -> Result<Loaded, Failure> {
     let doc = node::parse(text).map_err(Failure::Syntax)?;
-    let (cfg, profiles) = decode_and_default(text, &doc).map_err(Failure::Rejected)?;
-    let errs = validation::validate(&cfg, &profiles);
+    let (cfg, profiles) =
+        decode_and_default(text, &doc, release.release).map_err(Failure::Rejected)?;
+    let features = release.release.features();
+    let errs = validation::validate(&cfg, &profiles, &features);
     if !errs.is_empty() {
         return Err(Failure::Rejected(field::aggregate(&errs)));
     }
-    build(&cfg, profiles)
+    build(&cfg, profiles, release)
 }
 
 /// `loadConfig`: the universal decoder (kind check, strict decoding, nested plugin arguments)
 /// followed by defaulting.
-fn decode_and_default(text: &str, doc: &Node) -> Result<(v1::Configuration, Vec<Profile>), String> {
+fn decode_and_default(
+    text: &str,
+    doc: &Node,
+    release: Release,
+) -> Result<(v1::Configuration, Vec<Profile>), String> {
     let field = |key: &str| match doc {
         Node::Map(entries) => {
             entries
@@ -162,7 +169,7 @@ fn decode_and_default(text: &str, doc: &Node) -> Result<(v1::Configuration, Vec<
         return Err(format!("strict decoding error: {}", strict.join(", ")));
     }
 
-    cfg.set_defaults();
+    cfg.set_defaults(release);
     if typed.is_empty() {
         typed.push(Vec::new());
     }
@@ -199,7 +206,12 @@ fn decode_and_default(text: &str, doc: &Node) -> Result<(v1::Configuration, Vec<
 }
 
 /// `scheduler.New`: extenders, then `profile.NewMap`.
-fn build(cfg: &v1::Configuration, mut profiles: Vec<Profile>) -> Result<Loaded, Failure> {
+fn build(
+    cfg: &v1::Configuration,
+    mut profiles: Vec<Profile>,
+    release: ReleaseChoice,
+) -> Result<Loaded, Failure> {
+    let features = release.release.features();
     let mut warnings = Vec::new();
     if !cfg.extenders.is_empty() {
         warnings.push(format!(
@@ -260,9 +272,10 @@ fn build(cfg: &v1::Configuration, mut profiles: Vec<Profile>) -> Result<Loaded, 
             &p.scheduler_name,
             &p.plugins,
             p.percentage_of_nodes_to_score.or(percentage),
+            release,
             &mut |name| match init_errors.get(name) {
                 Some(e) => Err(e.clone()),
-                None => Ok(plugins::new_plugin(name, &plugin_args)),
+                None => Ok(plugins::new_plugin(name, &plugin_args, &features)),
             },
         )
         .map_err(|e| {

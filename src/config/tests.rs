@@ -10,7 +10,7 @@ const HEADER: &str =
     "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
 
 fn load(body: &str) -> Result<Loaded, Failure> {
-    from_text(&format!("{HEADER}{body}"))
+    from_text(&format!("{HEADER}{body}"), Release::OLDEST.into())
 }
 
 fn frameworks(body: &str) -> Vec<Framework> {
@@ -43,7 +43,7 @@ fn scores(fw: &Framework) -> Vec<(&'static str, i64)> {
 fn plugin_args(body: &str) -> Vec<PluginArgs> {
     let text = format!("{HEADER}{body}");
     let doc = node::parse(&text).unwrap();
-    let (_, profiles) = decode_and_default(&text, &doc).unwrap();
+    let (_, profiles) = decode_and_default(&text, &doc, Release::OLDEST).unwrap();
     profiles
         .iter()
         .map(|p| {
@@ -63,7 +63,7 @@ fn without<'a>(list: &[&'a str], name: &str) -> Vec<&'a str> {
 #[test]
 fn an_empty_configuration_is_the_default_profile() {
     let fws = frameworks("");
-    let default = profile::default_framework();
+    let default = profile::default_framework(Release::OLDEST.into());
     assert_eq!(fws.len(), 1);
     let fw = &fws[0];
     assert_eq!(fw.profile, "default-scheduler");
@@ -87,7 +87,7 @@ fn an_empty_configuration_is_the_default_profile() {
 
 #[test]
 fn disabling_a_plugin_for_one_point_keeps_it_elsewhere() {
-    let default = profile::default_framework();
+    let default = profile::default_framework(Release::OLDEST.into());
     let fw = &frameworks(
         "profiles:\n- plugins:\n    filter:\n      disabled:\n      - name: NodeResourcesFit\n",
     )[0];
@@ -101,7 +101,7 @@ fn disabling_a_plugin_for_one_point_keeps_it_elsewhere() {
 
 #[test]
 fn disabling_in_multi_point_removes_it_everywhere() {
-    let default = profile::default_framework();
+    let default = profile::default_framework(Release::OLDEST.into());
     let fw = &frameworks(
         "profiles:\n- plugins:\n    multiPoint:\n      disabled:\n      - name: TaintToleration\n",
     )[0];
@@ -292,13 +292,17 @@ fn decoding_errors() {
         "decoding .profiles[0].pluginConfig[0]: decoding args for plugin InterPodAffinity: json: cannot unmarshal array into Go struct field InterPodAffinityArgs.hardPodAffinityWeight of type int32"
     );
     assert_eq!(
-        from_text("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n").err(),
+        from_text("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n", Release::OLDEST.into()).err(),
         Some(Failure::Rejected(
             "no kind \"KubeSchedulerConfiguration\" is registered for version \"kubescheduler.config.k8s.io/v1beta3\" in scheme \"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:29\"".into()
         ))
     );
     assert_eq!(
-        from_text("apiVersion: kubescheduler.config.k8s.io/v1\n").err(),
+        from_text(
+            "apiVersion: kubescheduler.config.k8s.io/v1\n",
+            Release::OLDEST.into()
+        )
+        .err(),
         Some(Failure::Rejected(
             "Object 'Kind' is missing in 'apiVersion: kubescheduler.config.k8s.io/v1\n'".into()
         ))

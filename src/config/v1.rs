@@ -5,6 +5,7 @@
 use super::decode::{Field, Obj, Res, Strict};
 use super::node::Node;
 use crate::framework::profile::{self, ExtensionPoint, PluginRef, PluginSet, ProfilePlugins};
+use crate::release::Release;
 
 pub const GROUP_VERSION: &str = "kubescheduler.config.k8s.io/v1";
 pub const KIND: &str = "KubeSchedulerConfiguration";
@@ -302,9 +303,9 @@ fn merge_plugin_set(default: &PluginSet, custom: &PluginSet) -> PluginSet {
     PluginSet { enabled, disabled }
 }
 
-/// `mergePlugins` with the v1 default plugins.
-pub fn merge_with_defaults(custom: Option<&ProfilePlugins>) -> ProfilePlugins {
-    let mut merged = profile::default_plugins();
+/// `mergePlugins` with the release's default plugins.
+pub fn merge_with_defaults(custom: Option<&ProfilePlugins>, release: Release) -> ProfilePlugins {
+    let mut merged = profile::default_plugins(release);
     if let Some(custom) = custom {
         merged.multi_point = merge_plugin_set(&merged.multi_point, &custom.multi_point);
         for e in ExtensionPoint::ALL {
@@ -318,7 +319,7 @@ const NS: i64 = 1_000_000_000;
 
 impl Configuration {
     /// `SetDefaults_KubeSchedulerConfiguration`, less the per-profile plugin arguments.
-    pub fn set_defaults(&mut self) {
+    pub fn set_defaults(&mut self, release: Release) {
         self.parallelism.get_or_insert(16);
         if self.profiles.is_empty() {
             self.profiles.push(Profile::default());
@@ -328,7 +329,7 @@ impl Configuration {
                 .get_or_insert_with(|| profile::DEFAULT_SCHEDULER_NAME.to_string());
         }
         for p in &mut self.profiles {
-            p.plugins = Some(merge_with_defaults(p.plugins.as_ref()));
+            p.plugins = Some(merge_with_defaults(p.plugins.as_ref(), release));
         }
         self.percentage_of_nodes_to_score.get_or_insert(0);
         let le = &mut self.leader_election;
@@ -394,7 +395,7 @@ mod tests {
     #[test]
     fn defaults_name_a_single_profile_only() {
         let mut one = Configuration::default();
-        one.set_defaults();
+        one.set_defaults(Release::OLDEST);
         assert_eq!(
             one.profiles[0].scheduler_name.as_deref(),
             Some("default-scheduler")
@@ -405,7 +406,7 @@ mod tests {
             profiles: vec![Profile::default(), Profile::default()],
             ..Configuration::default()
         };
-        two.set_defaults();
+        two.set_defaults(Release::OLDEST);
         assert!(two.profiles.iter().all(|p| p.scheduler_name.is_none()));
     }
 }

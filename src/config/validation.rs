@@ -7,6 +7,7 @@ use super::field::{FieldError, Path, Value, qualified_name_errors};
 use super::v1::Configuration;
 use crate::framework::profile::{ExtensionPoint, PluginSet};
 use crate::model::resource;
+use crate::plugins::feature::Features;
 
 /// In-tree plugins removed from v1; naming one is an error.
 const REMOVED_PLUGINS: [&str; 4] = [
@@ -34,7 +35,7 @@ fn duration_value(ns: i64) -> Value {
     Value::json(&duration::format(ns))
 }
 
-pub fn validate(cfg: &Configuration, profiles: &[Profile]) -> Vec<FieldError> {
+pub fn validate(cfg: &Configuration, profiles: &[Profile], features: &Features) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if cfg.client_connection_burst < 0 {
         errs.push(FieldError::invalid(
@@ -94,7 +95,7 @@ pub fn validate(cfg: &Configuration, profiles: &[Profile]) -> Vec<FieldError> {
             &path.child("percentageOfNodesToScore"),
             p.percentage_of_nodes_to_score,
         ));
-        errs.extend(validate_plugin_config(&path, p));
+        errs.extend(validate_plugin_config(&path, p, features));
         if profiles[..i]
             .iter()
             .any(|q| q.scheduler_name == p.scheduler_name)
@@ -133,7 +134,7 @@ pub fn validate(cfg: &Configuration, profiles: &[Profile]) -> Vec<FieldError> {
     errs
 }
 
-fn validate_plugin_config(path: &Path, p: &Profile) -> Vec<FieldError> {
+fn validate_plugin_config(path: &Path, p: &Profile, features: &Features) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let plugins_path = path.child("plugins");
     for e in ExtensionPoint::ALL {
@@ -154,7 +155,7 @@ fn validate_plugin_config(path: &Path, p: &Profile) -> Vec<FieldError> {
         if REMOVED_PLUGINS.contains(&c.name.as_str()) {
             errs.push(removed_plugin(&pc_path, &c.name));
         } else {
-            errs.extend(c.args.validate_in_config(&pc_path.child("args")));
+            errs.extend(c.args.validate_in_config(&pc_path.child("args"), features));
         }
     }
     errs

@@ -9,6 +9,7 @@ use crate::framework::snapshot::Snapshot;
 use crate::framework::status::{Code, Status};
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
+use crate::release::ReleaseChoice;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -104,6 +105,9 @@ pub struct Explanation {
     pub priority: i32,
     /// The profile (`schedulerName`) that scheduled the pod.
     pub profile: String,
+    /// The kube-scheduler release modelled and why.
+    #[serde(flatten)]
+    pub scheduler: ReleaseChoice,
     pub num_nodes: usize,
     pub prefilter: PreFilterExplanation,
     /// Every node: feasible ones best first, then the others by name.
@@ -333,6 +337,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
         pod: pod.key(),
         priority: pod.priority,
         profile: fw.profile.clone(),
+        scheduler: fw.release,
         num_nodes: snapshot.num_nodes(),
         prefilter,
         nodes,

@@ -4,6 +4,7 @@ use super::table::TableOptions;
 use crate::framework::sequence::Sequence;
 use crate::framework::snapshot::Snapshot;
 use crate::model::pod::Pod;
+use crate::release::ReleaseChoice;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -28,6 +29,9 @@ pub struct PlacementReport {
     /// The workload the pods come from ("Deployment web"), when one was given.
     pub workload: Option<String>,
     pub priority: i32,
+    /// The kube-scheduler release modelled and why.
+    #[serde(flatten)]
+    pub scheduler: ReleaseChoice,
     pub num_nodes: usize,
     /// How many replicas were asked for; null for `--max`.
     pub requested: Option<usize>,
@@ -43,6 +47,7 @@ pub struct PlacementReport {
 }
 
 pub fn build(
+    scheduler: ReleaseChoice,
     snapshot: &Snapshot,
     template: &Pod,
     workload: Option<&str>,
@@ -61,6 +66,7 @@ pub fn build(
         pod: template.key(),
         workload: workload.map(str::to_string),
         priority: template.priority,
+        scheduler,
         num_nodes: snapshot.num_nodes(),
         requested,
         placed: seq.placements.len(),
@@ -100,11 +106,12 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         });
     let _ = writeln!(
         out,
-        "{} {count} of {}{what}, priority {}, on {} node(s)",
+        "{} {count} of {}{what}, priority {}, on {} node(s)\n{}",
         style.bold("Placing"),
         style.bold(&r.pod),
         r.priority,
-        r.num_nodes
+        r.num_nodes,
+        style.dim(&r.scheduler.describe())
     );
     let mut t = Table::new();
     t.load_style(presets::NOTHING)

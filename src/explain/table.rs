@@ -82,12 +82,13 @@ fn why(n: &NodeExplanation) -> String {
 
 fn header(e: &Explanation, style: Style) -> String {
     format!(
-        "{} {} (priority {}, profile {}) on {} node(s)\n",
+        "{} {} (priority {}, profile {}) on {} node(s)\n{}\n",
         style.bold("Pod"),
         style.bold(&e.pod),
         e.priority,
         e.profile,
-        e.num_nodes
+        e.num_nodes,
+        style.dim(&e.scheduler.describe())
     )
 }
 

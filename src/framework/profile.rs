@@ -6,6 +6,7 @@
 use super::plugin::{Plugin, Points};
 use super::runner::Framework;
 use crate::plugins::{self, PluginArgs};
+use crate::release::{Release, ReleaseChoice};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -173,6 +174,7 @@ pub fn build(
     scheduler_name: &str,
     plugins: &ProfilePlugins,
     percentage_of_nodes_to_score: Option<i32>,
+    release: ReleaseChoice,
     instantiate: &mut Instantiate,
 ) -> Result<Framework, String> {
     let mut instances: BTreeMap<&str, Arc<dyn Plugin>> = BTreeMap::new();
@@ -282,6 +284,8 @@ pub fn build(
 
     let mut fw = Framework {
         profile: scheduler_name.to_string(),
+        release,
+        features: release.release.features(),
         plugins: Vec::new(),
         pre_enqueue: Vec::new(),
         pre_filter: Vec::new(),
@@ -326,16 +330,13 @@ pub fn build(
     Ok(fw)
 }
 
-/// The v1 default plugins as a profile's `plugins`, less those this build's registry does not
-/// know (plugins implemented elsewhere and not merged yet).
-pub fn default_plugins() -> ProfilePlugins {
-    let args = PluginArgs::default();
+/// The release's default plugins as a profile's `plugins`.
+pub fn default_plugins(release: Release) -> ProfilePlugins {
     ProfilePlugins {
         multi_point: PluginSet {
-            enabled: plugins::DEFAULT_PLUGINS
-                .iter()
-                .filter(|(name, _)| plugins::new_plugin(name, &args).is_some())
-                .map(|&(name, weight)| PluginRef::new(name, weight.map(|w| w as i32)))
+            enabled: plugins::default_plugins(&release.features())
+                .into_iter()
+                .map(|(name, weight)| PluginRef::new(name, weight.map(|w| w as i32)))
                 .collect(),
             disabled: Vec::new(),
         },
@@ -343,14 +344,16 @@ pub fn default_plugins() -> ProfilePlugins {
     }
 }
 
-/// The v1 default profile.
-pub fn default_framework() -> Framework {
+/// The release's default profile.
+pub fn default_framework(release: ReleaseChoice) -> Framework {
     let args = PluginArgs::default();
+    let features = release.release.features();
     build(
         DEFAULT_SCHEDULER_NAME,
-        &default_plugins(),
+        &default_plugins(release.release),
         None,
-        &mut |name| Ok(plugins::new_plugin(name, &args)),
+        release,
+        &mut |name| Ok(plugins::new_plugin(name, &args, &features)),
     )
     .expect("the default plugins build")
 }

@@ -11,6 +11,8 @@ use super::status::{Code, Status};
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
+use crate::plugins::feature::Features;
+use crate::release::ReleaseChoice;
 use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -33,6 +35,9 @@ pub enum Mode {
 pub struct Framework {
     /// The `schedulerName` this profile serves.
     pub profile: String,
+    /// The kube-scheduler release this framework behaves as, and why that one.
+    pub release: ReleaseChoice,
+    pub features: Features,
     pub plugins: Vec<Arc<dyn Plugin>>,
     pub pre_enqueue: Vec<usize>,
     pub pre_filter: Vec<usize>,
@@ -695,6 +700,7 @@ mod tests {
     use crate::explain;
     use crate::framework::profile::default_framework;
     use crate::framework::snapshot::Snapshot;
+    use crate::release::Release;
     use crate::testing::{cluster, node, pod};
     use serde_json::json;
 
@@ -730,7 +736,7 @@ mod tests {
             .unwrap()
             .into_pod();
         let snapshot = Snapshot::new(c, None);
-        let mut fw = default_framework();
+        let mut fw = default_framework(Release::OLDEST.into());
         let run = |fw: &super::Framework| {
             serde_json::to_value(explain::build(
                 fw,

@@ -430,6 +430,7 @@ fn renumber_into(out: &mut Sequence, rest: Sequence, template: &Pod, done: usize
 mod tests {
     use super::*;
     use crate::framework::profile::default_framework;
+    use crate::release::Release;
     use std::path::Path;
 
     fn load_case(dir: &Path) -> Option<(Arc<crate::model::cluster::Cluster>, Pod)> {
@@ -454,7 +455,7 @@ mod tests {
             .filter(|p| p.join("pod.yaml").exists() && !p.join("config.yaml").exists())
             .collect();
         dirs.sort();
-        let fw = default_framework();
+        let fw = default_framework(Release::OLDEST.into());
         let mut compared = 0;
         for dir in dirs {
             let Some((cluster, pod)) = load_case(&dir) else {
@@ -494,7 +495,12 @@ mod tests {
             .unwrap()
             .into_pod();
         let mut snapshot = Snapshot::new(c, None);
-        let seq = place(&default_framework(), &mut snapshot, &template, 3);
+        let seq = place(
+            &default_framework(Release::OLDEST.into()),
+            &mut snapshot,
+            &template,
+            3,
+        );
         assert_eq!(seq.placements.len(), 1, "{:?}", seq.stopped);
         assert!(seq.stopped.unwrap().contains("ReadWriteOncePod"));
     }

@@ -3,6 +3,7 @@
 //! judged wrongly. For every other pod the plugin's visible effect is its PostFilter part of the
 //! FailedScheduling message, which is reproduced exactly.
 
+use super::helper::default_normalize_score;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, PostFilterOutcome, PreFilterNodes, Reuse};
 use crate::framework::runner::{Framework, NodeToStatus};
@@ -13,7 +14,11 @@ pub const NAME: &str = "DynamicResources";
 pub const ERR_NOT_FOUND: &str = "not found";
 pub const NO_NEW_CLAIMS: &str = "no new claims to deallocate";
 
-pub struct DynamicResources;
+pub struct DynamicResources {
+    /// A Score plugin since 1.35: it favours nodes where earlier `firstAvailable` subrequests
+    /// can be allocated (0 everywhere for a pod without claims).
+    pub scores: bool,
+}
 
 impl Plugin for DynamicResources {
     fn name(&self) -> &'static str {
@@ -21,13 +26,27 @@ impl Plugin for DynamicResources {
     }
 
     fn points(&self) -> Points {
-        Points::PRE_ENQUEUE
+        let points = Points::PRE_ENQUEUE
             | Points::PRE_FILTER
             | Points::FILTER
             | Points::POST_FILTER
             | Points::PRE_SCORE
             | Points::RESERVE
-            | Points::PRE_BIND
+            | Points::PRE_BIND;
+        if self.scores {
+            points | Points::SCORE
+        } else {
+            points
+        }
+    }
+
+    fn has_score_extensions(&self) -> bool {
+        true
+    }
+
+    fn normalize_score(&self, _cx: &Cx, _state: &CycleState, scores: &mut [i64]) -> Status {
+        default_normalize_score(scores, false);
+        Status::success()
     }
 
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {

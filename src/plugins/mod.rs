@@ -5,6 +5,7 @@ pub mod csi_translation;
 pub mod default_binder;
 pub mod default_preemption;
 pub mod dynamic_resources;
+pub mod feature;
 pub mod helper;
 pub mod image_locality;
 pub mod inter_pod_affinity;
@@ -26,6 +27,7 @@ pub mod volume_restrictions;
 pub mod volume_zone;
 
 use crate::framework::plugin::Plugin;
+use feature::Features;
 use std::sync::Arc;
 
 /// Arguments of the plugins that take them (`pluginConfig`), defaulted as v1 defaults them.
@@ -39,38 +41,46 @@ pub struct PluginArgs {
     pub inter_pod_affinity: inter_pod_affinity::Args,
 }
 
-/// The v1.34.1 default profile's multiPoint plugins in order, with their score weights
-/// (`getDefaultPlugins` with DynamicResourceAllocation on: DynamicResources before DefaultPreemption).
-pub const DEFAULT_PLUGINS: &[(&str, Option<i64>)] = &[
-    (scheduling_gates::NAME, None),
-    (queue_sort::NAME, None),
-    (node_unschedulable::NAME, None),
-    (node_name::NAME, None),
-    (taint_toleration::NAME, Some(3)),
-    (node_affinity::NAME, Some(2)),
-    (node_ports::NAME, None),
-    (node_resources_fit::NAME, Some(1)),
-    (volume_restrictions::NAME, None),
-    (node_volume_limits::NAME, None),
-    (volume_binding::NAME, None),
-    (volume_zone::NAME, None),
-    (pod_topology_spread::NAME, Some(2)),
-    (inter_pod_affinity::NAME, Some(2)),
-    (dynamic_resources::NAME, None),
-    (default_preemption::NAME, None),
-    (node_resources_balanced_allocation::NAME, Some(1)),
-    (image_locality::NAME, Some(1)),
-    (default_binder::NAME, None),
-];
+/// The default profile's multiPoint plugins in order, with their score weights
+/// (`getDefaultPlugins`; DynamicResourceAllocation is on in every modelled release, so
+/// DynamicResources comes before DefaultPreemption).
+pub fn default_plugins(features: &Features) -> Vec<(&'static str, Option<i64>)> {
+    vec![
+        (scheduling_gates::NAME, None),
+        (queue_sort::NAME, None),
+        (node_unschedulable::NAME, None),
+        (node_name::NAME, None),
+        (taint_toleration::NAME, Some(3)),
+        (node_affinity::NAME, Some(2)),
+        (node_ports::NAME, None),
+        (node_resources_fit::NAME, Some(1)),
+        (volume_restrictions::NAME, None),
+        (node_volume_limits::NAME, None),
+        (volume_binding::NAME, None),
+        (volume_zone::NAME, None),
+        (pod_topology_spread::NAME, Some(2)),
+        (inter_pod_affinity::NAME, Some(2)),
+        (
+            dynamic_resources::NAME,
+            features.dynamic_resources_scores.then_some(2),
+        ),
+        (default_preemption::NAME, None),
+        (node_resources_balanced_allocation::NAME, Some(1)),
+        (image_locality::NAME, Some(1)),
+        (default_binder::NAME, None),
+    ]
+}
 
 /// Builds the plugin named `name` (upstream name), or `None` if kubectl-sched does not know it.
-pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
+pub fn new_plugin(name: &str, args: &PluginArgs, features: &Features) -> Option<Arc<dyn Plugin>> {
     let plugin: Arc<dyn Plugin> = match name {
         scheduling_gates::NAME => Arc::new(scheduling_gates::SchedulingGates),
         queue_sort::NAME => Arc::new(queue_sort::PrioritySort),
         node_unschedulable::NAME => Arc::new(node_unschedulable::NodeUnschedulable),
         node_name::NAME => Arc::new(node_name::NodeName),
-        taint_toleration::NAME => Arc::new(taint_toleration::TaintToleration),
+        taint_toleration::NAME => Arc::new(taint_toleration::TaintToleration {
+            reason_without_taint: features.untolerated_taint_reason_without_taint,
+        }),
         node_affinity::NAME => Arc::new(node_affinity::NodeAffinity {
             args: args.node_affinity.clone(),
         }),
@@ -78,13 +88,16 @@ pub fn new_plugin(name: &str, args: &PluginArgs) -> Option<Arc<dyn Plugin>> {
         node_resources_fit::NAME => Arc::new(node_resources_fit::NodeResourcesFit {
             args: args.node_resources_fit.clone(),
         }),
-        dynamic_resources::NAME => Arc::new(dynamic_resources::DynamicResources),
+        dynamic_resources::NAME => Arc::new(dynamic_resources::DynamicResources {
+            scores: features.dynamic_resources_scores,
+        }),
         default_preemption::NAME => Arc::new(default_preemption::DefaultPreemption {
             args: args.default_preemption.clone(),
         }),
         node_resources_balanced_allocation::NAME => {
             Arc::new(node_resources_balanced_allocation::BalancedAllocation {
                 args: args.balanced_allocation.clone(),
+                scores_improvement: features.balanced_allocation_scores_improvement,
             })
         }
         pod_topology_spread::NAME => Arc::new(pod_topology_spread::PodTopologySpread::new(

@@ -1,7 +1,7 @@
 //! NodeResourcesBalancedAllocation (PreScore, Score): favours nodes whose resource fractions stay
 //! close to each other once the pod is placed.
 
-use super::resource_allocation::{self, ResourceSpec};
+use super::resource_allocation::{self, ResourceSpec, Usage};
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::runner::MAX_NODE_SCORE;
@@ -31,9 +31,22 @@ pub struct PreScoreState {
 
 pub struct BalancedAllocation {
     pub args: Args,
+    /// Score the change in balance the pod brings rather than the balance with it (1.36).
+    pub scores_improvement: bool,
 }
 
-/// `balancedResourceScorer`: 100 × (1 − standard deviation of the fractions).
+/// `balancedResourceScorer`: the balance with the pod, or (1.36) how much the pod improves it:
+/// both balances lie in [50, 100], so their difference, halved and shifted, stays there too.
+fn balanced_scorer(usage: &Usage, scores_improvement: bool) -> i64 {
+    let with_pod = balanced_score(&usage.requested, &usage.allocatable);
+    if !scores_improvement {
+        return with_pod;
+    }
+    let without_pod = balanced_score(&usage.allocated, &usage.allocatable);
+    MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + with_pod - without_pod) / 2
+}
+
+/// `balancedResourceScore`: 100 × (1 − standard deviation of the fractions).
 fn balanced_score(requested: &[i64], allocatable: &[i64]) -> i64 {
     let fractions: Vec<f64> = requested
         .iter()
@@ -88,7 +101,7 @@ impl Plugin for BalancedAllocation {
             &self.args.resources,
             requests,
             true,
-            balanced_score,
+            |usage| balanced_scorer(usage, self.scores_improvement),
         ))
     }
 

@@ -268,7 +268,7 @@ impl Plugin for NodeResourcesFit {
             &self.args.resources,
             requests,
             false,
-            |r, a| self.scorer(r, a),
+            |u| self.scorer(&u.requested, &u.allocatable),
         ))
     }
 

@@ -44,7 +44,7 @@ pub fn pod_requests(pod: &Pod, resources: &[ResourceSpec], use_requested: bool) 
         .collect()
 }
 
-/// `calculateResourceAllocatableRequest`: (allocatable, requested including the pod).
+/// `calculateResourceAllocatableRequest`: (allocatable, requested without the pod).
 fn allocatable_and_requested(
     node: &NodeInfo,
     name: Str,
@@ -58,37 +58,44 @@ fn allocatable_and_requested(
     };
     let alloc = node.allocatable();
     match name.as_str() {
-        resource::CPU => (alloc.milli_cpu, requested.milli_cpu + pod_request),
-        resource::MEMORY => (alloc.memory, requested.memory + pod_request),
-        resource::EPHEMERAL_STORAGE => (
-            alloc.ephemeral_storage,
-            node.requested.ephemeral_storage + pod_request,
-        ),
+        resource::CPU => (alloc.milli_cpu, requested.milli_cpu),
+        resource::MEMORY => (alloc.memory, requested.memory),
+        resource::EPHEMERAL_STORAGE => (alloc.ephemeral_storage, node.requested.ephemeral_storage),
         n if pod_request == 0 && resource::is_scalar(n) => (0, 0),
-        _ if alloc.has_scalar(name) => (
-            alloc.scalar(name),
-            node.requested.scalar(name) + pod_request,
-        ),
+        _ if alloc.has_scalar(name) => (alloc.scalar(name), node.requested.scalar(name)),
         _ => (0, 0),
     }
 }
 
-/// `resourceAllocationScorer.score`.
+/// Per configured resource, what a scorer compares: the node's requests with the pod and
+/// without it, and its allocatable. Resources the node does not have are 0 everywhere.
+pub struct Usage {
+    pub requested: Vec<i64>,
+    pub allocated: Vec<i64>,
+    pub allocatable: Vec<i64>,
+}
+
+/// `resourceAllocationScorer.score`: the scorer applied to the node's usage.
 pub fn score(
     node: &NodeInfo,
     resources: &[ResourceSpec],
     pod_requests: &[i64],
     use_requested: bool,
-    scorer: impl Fn(&[i64], &[i64]) -> i64,
+    scorer: impl Fn(&Usage) -> i64,
 ) -> i64 {
-    let mut requested = vec![0; resources.len()];
-    let mut allocatable = vec![0; resources.len()];
+    let n = resources.len();
+    let mut usage = Usage {
+        requested: vec![0; n],
+        allocated: vec![0; n],
+        allocatable: vec![0; n],
+    };
     for (i, r) in resources.iter().enumerate() {
         let (alloc, req) = allocatable_and_requested(node, r.name, pod_requests[i], use_requested);
         if alloc != 0 {
-            allocatable[i] = alloc;
-            requested[i] = req;
+            usage.allocatable[i] = alloc;
+            usage.allocated[i] = req;
+            usage.requested[i] = req + pod_requests[i];
         }
     }
-    scorer(&requested, &allocatable)
+    scorer(&usage)
 }

@@ -9,13 +9,18 @@ use crate::model::node_info::NodeInfo;
 use crate::model::taints::{Effect, Toleration, first_untolerated_do_not_schedule, tolerated};
 
 pub const NAME: &str = "TaintToleration";
+const UNTOLERATED: &str = "node(s) had untolerated taint(s)";
 
 #[derive(Clone, Debug)]
 pub struct PreScoreState {
     tolerations_prefer_no_schedule: Vec<Toleration>,
 }
 
-pub struct TaintToleration;
+pub struct TaintToleration {
+    /// Since 1.35 (and in later 1.34 patch releases) the reason no longer names the taint, so
+    /// FailedScheduling counts every untolerated taint together.
+    pub reason_without_taint: bool,
+}
 
 impl Plugin for TaintToleration {
     fn name(&self) -> &'static str {
@@ -29,6 +34,7 @@ impl Plugin for TaintToleration {
     fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
         match first_untolerated_do_not_schedule(&node.node.taints, &cx.pod.tolerations) {
             None => Status::success(),
+            Some(_) if self.reason_without_taint => Status::unresolvable(UNTOLERATED),
             Some(t) => Status::unresolvable(format!(
                 "node(s) had untolerated taint {{{}: {}}}",
                 t.key, t.value

@@ -234,6 +234,8 @@ struct Config {
     clock_ahead: bool,
     /// Longest a watch stays open.
     max_watch: Duration,
+    /// What `/version` reports as gitVersion (default v1.34.1).
+    git_version: Option<String>,
 }
 
 struct State {
@@ -521,6 +523,11 @@ impl ApiServer {
 
     pub fn clear_faults(&self) {
         self.state.config.lock().unwrap().faults.clear();
+    }
+
+    /// The gitVersion `/version` reports, e.g. "v1.36.2-eks-4a2b".
+    pub fn git_version(&self, v: &str) {
+        self.state.config.lock().unwrap().git_version = Some(v.into());
     }
 
     /// Caps every page at `n` objects.
@@ -834,15 +841,24 @@ async fn handle(
     }
 
     match route {
-        Route::Version => json_response(
-            200,
-            &json!({
-                "major": "1", "minor": "34", "gitVersion": "v1.34.1", "gitCommit": "fake",
-                "gitTreeState": "clean", "buildDate": "2025-09-09T00:00:00Z", "goVersion": "go1.24.6",
-                "compiler": "gc", "platform": "linux/amd64",
-            }),
-            &date,
-        ),
+        Route::Version => {
+            let git_version = (state.config.lock().unwrap().git_version.clone())
+                .unwrap_or_else(|| "v1.34.1".into());
+            let minor = git_version
+                .split('.')
+                .nth(1)
+                .unwrap_or_default()
+                .to_string();
+            json_response(
+                200,
+                &json!({
+                    "major": "1", "minor": minor, "gitVersion": git_version, "gitCommit": "fake",
+                    "gitTreeState": "clean", "buildDate": "2025-09-09T00:00:00Z", "goVersion": "go1.24.6",
+                    "compiler": "gc", "platform": "linux/amd64",
+                }),
+                &date,
+            )
+        }
         Route::CoreVersions => json_response(
             200,
             &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),

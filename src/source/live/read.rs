@@ -38,7 +38,7 @@ pub struct Plan {
     /// The FailedScheduling events of every pending pod (`explain --all-pending`).
     pub pending_events: bool,
     /// Everything a snapshot saves: also leases, lease candidates, the FailedScheduling events of
-    /// pending pods, and the server's version and clock.
+    /// pending pods, and when the read ended by the server's clock.
     pub snapshot: bool,
     /// Draw the progress line (stderr is a terminal).
     pub progress: bool,
@@ -471,9 +471,8 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     }
     let mut indicator = Indicator::start(progress, plan.progress);
 
-    let meta = plan
-        .snapshot
-        .then(|| spawn(&reader, |r| async move { r.server_info().await }));
+    // The server's version chooses the scheduler release modelled.
+    let meta = spawn(&reader, |r| async move { r.server_info().await });
     let nodes = spawn(&reader, |r| async move { r.required::<Node>(None).await });
     let pods = spawn(&reader, |r| async move {
         r.required::<Pod>(Some(POD_FIELD_SELECTOR)).await
@@ -579,16 +578,12 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     if let Some(task) = candidates {
         dump.lease_candidates = join(task).await?;
     }
-    if let Some(task) = meta {
-        let (meta, skew) = join(task).await?;
+    let (meta, skew) = join(meta).await?;
+    dump.meta = SnapshotMeta {
         // When the last list came back, by the server's clock: every object read is older.
-        dump.meta = SnapshotMeta {
-            taken_at: Some(Timestamp::now() + skew),
-            ..meta
-        };
-    } else {
-        dump.meta.context = target.context.clone();
-    }
+        taken_at: plan.snapshot.then(|| Timestamp::now() + skew),
+        ..meta
+    };
     indicator.stop();
     let mut warnings = std::mem::take(&mut *reader.warnings.lock().expect("warnings lock"));
     warnings.sort_by_key(|(kind, _)| kinds.iter().position(|k| k == kind));

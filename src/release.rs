@@ -1,0 +1,316 @@
+//! The kube-scheduler release being modelled: which one, why that one, and the switches
+//! (`plugins::feature::Features`) it sets. Everything that differs between releases is decided
+//! here, so the pipeline keeps one code path.
+
+use crate::plugins::feature::Features;
+use std::fmt;
+
+/// A modelled minor release: the patch the reference runs used, and whether the project has
+/// been checked against a real scheduler of that release.
+struct Modelled {
+    minor: u16,
+    reference_patch: u16,
+    verified: bool,
+}
+
+/// Oldest first. 1.34 has reached end of life but is still widely run.
+const MODELLED: [Modelled; 4] = [
+    Modelled {
+        minor: 34,
+        reference_patch: 1,
+        verified: true,
+    },
+    Modelled {
+        minor: 35,
+        reference_patch: 4,
+        verified: true,
+    },
+    Modelled {
+        minor: 36,
+        reference_patch: 2,
+        verified: true,
+    },
+    Modelled {
+        minor: 37,
+        reference_patch: 0,
+        verified: false,
+    },
+];
+
+/// A kube-scheduler release `v1.<minor>.<patch>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Release {
+    pub minor: u16,
+    pub patch: u16,
+}
+
+/// Why a version string cannot be modelled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReleaseError {
+    #[error("{0:?} is not a Kubernetes version (expected e.g. 1.36 or v1.36.2)")]
+    Syntax(String),
+    #[error(
+        "kube-scheduler {0} is not modelled: kubectl-sched models {supported}; pass --scheduler-version to choose one",
+        supported = supported_list()
+    )]
+    Unsupported(String),
+}
+
+fn supported_list() -> String {
+    let names: Vec<String> = MODELLED
+        .iter()
+        .map(|m| {
+            let mut s = format!("1.{}", m.minor);
+            if m.minor == Release::OLDEST.minor {
+                s.push_str(" (end of life)");
+            }
+            if !m.verified {
+                s.push_str(" (unverified)");
+            }
+            s
+        })
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+impl Release {
+    pub const OLDEST: Release = Release {
+        minor: MODELLED[0].minor,
+        patch: MODELLED[0].reference_patch,
+    };
+    pub const NEWEST: Release = Release {
+        minor: MODELLED[MODELLED.len() - 1].minor,
+        patch: MODELLED[MODELLED.len() - 1].reference_patch,
+    };
+
+    /// Reads `1.36`, `v1.36.2`, or what `/version` reports (`v1.36.2-eks-4a2b`, `v1.35.4+k3s1`,
+    /// `v1.34.1-gke.1200`). A minor without a patch means the patch the reference runs used.
+    pub fn parse(text: &str) -> Result<Release, ReleaseError> {
+        let syntax = || ReleaseError::Syntax(text.to_string());
+        let trimmed = text.trim();
+        let core = trimmed.strip_prefix('v').unwrap_or(trimmed);
+        // Build metadata and pre-release suffixes (`-eks-…`, `+k3s1`, `-rc.1`) do not change
+        // the scheduler's code.
+        let core = core.split(['-', '+']).next().unwrap_or("");
+        let mut parts = core.split('.');
+        let mut number = || -> Result<Option<u16>, ReleaseError> {
+            match parts.next() {
+                None => Ok(None),
+                Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
+                    p.parse().map(Some).map_err(|_| syntax())
+                }
+                Some(_) => Err(syntax()),
+            }
+        };
+        let (Some(major), Some(minor)) = (number()?, number()?) else {
+            return Err(syntax());
+        };
+        let patch = number()?;
+        if number()?.is_some() {
+            return Err(syntax());
+        }
+        let shown = match patch {
+            Some(p) => format!("v{major}.{minor}.{p}"),
+            None => format!("v{major}.{minor}"),
+        };
+        let modelled = MODELLED
+            .iter()
+            .find(|m| major == 1 && m.minor == minor)
+            .ok_or(ReleaseError::Unsupported(shown))?;
+        Ok(Release {
+            minor,
+            patch: patch.unwrap_or(modelled.reference_patch),
+        })
+    }
+
+    fn modelled(self) -> &'static Modelled {
+        MODELLED
+            .iter()
+            .find(|m| m.minor == self.minor)
+            .expect("only modelled releases are constructed")
+    }
+
+    /// Whether the project has been checked against a real scheduler of this minor release.
+    pub fn verified(self) -> bool {
+        self.modelled().verified
+    }
+
+    /// At least `1.<minor>.<patch>`.
+    pub fn at_least(self, minor: u16, patch: u16) -> bool {
+        (self.minor, self.patch) >= (minor, patch)
+    }
+
+    /// The switches this release sets: its default feature gates and its code changes.
+    pub fn features(self) -> Features {
+        Features::of(self)
+    }
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v1.{}.{}", self.minor, self.patch)
+    }
+}
+
+impl serde::Serialize for Release {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Where the modelled release came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ReleaseSource {
+    /// `--scheduler-version`.
+    Flag,
+    /// The API server's `/version`.
+    Server,
+    /// The server version a snapshot recorded.
+    Snapshot,
+    /// Nothing said which: the newest release modelled.
+    Newest,
+}
+
+/// The release a command models, and why. In JSON: `schedulerVersion`, `schedulerVersionFrom`
+/// and `schedulerVersionVerified`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReleaseChoice {
+    pub release: Release,
+    pub source: ReleaseSource,
+}
+
+impl serde::Serialize for ReleaseChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("ReleaseChoice", 3)?;
+        st.serialize_field("schedulerVersion", &self.release)?;
+        st.serialize_field("schedulerVersionFrom", &self.source)?;
+        st.serialize_field("schedulerVersionVerified", &self.release.verified())?;
+        st.end()
+    }
+}
+
+impl From<Release> for ReleaseChoice {
+    /// A release asked for by name.
+    fn from(release: Release) -> ReleaseChoice {
+        ReleaseChoice {
+            release,
+            source: ReleaseSource::Flag,
+        }
+    }
+}
+
+impl ReleaseChoice {
+    /// `--scheduler-version` if given, else the cluster's version (`live` tells whether it came
+    /// from the API server or a snapshot), else the newest release modelled.
+    pub fn choose(
+        flag: Option<&str>,
+        cluster_version: Option<&str>,
+        live: bool,
+    ) -> Result<ReleaseChoice, ReleaseError> {
+        if let Some(flag) = flag {
+            return Ok(ReleaseChoice {
+                release: Release::parse(flag)?,
+                source: ReleaseSource::Flag,
+            });
+        }
+        match cluster_version {
+            Some(v) => Ok(ReleaseChoice {
+                release: Release::parse(v)?,
+                source: if live {
+                    ReleaseSource::Server
+                } else {
+                    ReleaseSource::Snapshot
+                },
+            }),
+            None => Ok(ReleaseChoice {
+                release: Release::NEWEST,
+                source: ReleaseSource::Newest,
+            }),
+        }
+    }
+
+    /// One line for a table header: which kube-scheduler is modelled and why.
+    pub fn describe(&self) -> String {
+        let why = match self.source {
+            ReleaseSource::Flag => "--scheduler-version",
+            ReleaseSource::Server => "the API server's version",
+            ReleaseSource::Snapshot => "recorded in the snapshot",
+            ReleaseSource::Newest => "newest modelled, as the input names none",
+        };
+        let unverified = if self.release.verified() {
+            ""
+        } else {
+            "unverified; "
+        };
+        format!("kube-scheduler {} ({unverified}{why})", self.release)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_what_users_and_servers_write() {
+        let r = |minor, patch| Release { minor, patch };
+        assert_eq!(Release::parse("1.36"), Ok(r(36, 2)));
+        assert_eq!(Release::parse("v1.36"), Ok(r(36, 2)));
+        assert_eq!(Release::parse("1.34"), Ok(r(34, 1)));
+        assert_eq!(Release::parse("v1.35.0"), Ok(r(35, 0)));
+        assert_eq!(Release::parse("v1.36.2-eks-4a2b"), Ok(r(36, 2)));
+        assert_eq!(Release::parse("v1.35.7+k3s1"), Ok(r(35, 7)));
+        assert_eq!(Release::parse("v1.34.12-gke.1200"), Ok(r(34, 12)));
+        assert_eq!(Release::parse(" 1.37 "), Ok(Release::NEWEST));
+    }
+
+    #[test]
+    fn refuses_what_is_not_modelled() {
+        for bad in ["1.33", "v1.38.0", "2.34", "v0.34"] {
+            let e = Release::parse(bad).unwrap_err();
+            assert!(matches!(e, ReleaseError::Unsupported(_)), "{bad}: {e}");
+            assert!(
+                e.to_string()
+                    .contains("1.34 (end of life), 1.35, 1.36 and 1.37 (unverified)"),
+                "{e}"
+            );
+        }
+        for bad in [
+            "",
+            "1",
+            "latest",
+            "1.x",
+            "1.36.2.1",
+            "v1..2",
+            "1.36.",
+            "1.99999999",
+        ] {
+            assert!(
+                matches!(Release::parse(bad), Err(ReleaseError::Syntax(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_flag_wins_then_the_cluster_then_the_newest() {
+        let c = ReleaseChoice::choose(Some("1.35"), Some("v1.36.2"), true).unwrap();
+        assert_eq!((c.release.minor, c.source), (35, ReleaseSource::Flag));
+        let c = ReleaseChoice::choose(None, Some("v1.36.2"), true).unwrap();
+        assert_eq!((c.release.minor, c.source), (36, ReleaseSource::Server));
+        let c = ReleaseChoice::choose(None, Some("v1.34.3"), false).unwrap();
+        assert_eq!(c.source, ReleaseSource::Snapshot);
+        assert_eq!(c.release.to_string(), "v1.34.3");
+        let c = ReleaseChoice::choose(None, None, false).unwrap();
+        assert_eq!(
+            (c.release, c.source),
+            (Release::NEWEST, ReleaseSource::Newest)
+        );
+        assert!(c.describe().contains("unverified"), "{}", c.describe());
+        assert!(ReleaseChoice::choose(None, Some("v1.31.0"), true).is_err());
+    }
+}
