@@ -43,13 +43,18 @@ pub fn cluster(items: Vec<Value>) -> Arc<Cluster> {
     )
 }
 
-/// Schedules `pod` on `cluster` with the default profile and explains the result.
+/// Schedules `pod` on `cluster` with v1.34.1's default profile and explains the result.
 pub fn explain(cluster: Arc<Cluster>, pod: Value) -> Explanation {
+    explain_as(Release::OLDEST, cluster, pod)
+}
+
+/// The same with the default profile of `release`.
+pub fn explain_as(release: Release, cluster: Arc<Cluster>, pod: Value) -> Explanation {
     let p = convert_pod(serde_json::from_value(pod).unwrap())
         .unwrap()
         .into_pod();
     let snapshot = Snapshot::new(cluster, None);
-    let fw = default_framework(Release::OLDEST.into());
+    let fw = default_framework(release.into());
     let result = fw.schedule(&snapshot, &p);
     explain::build(&fw, &snapshot, &p, &result)
 }

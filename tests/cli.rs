@@ -462,3 +462,75 @@ fn help_documents_exit_codes() {
     assert_eq!(code, 0);
     assert!(out.contains("Exit codes: 0 the pod fits"), "{out}");
 }
+
+/// The release modelled: the snapshot's recorded version, the flag over it, the newest modelled
+/// (said so) for a dump that records none, and a refusal outside the supported window.
+#[test]
+fn the_release_modelled_is_named_and_chosen() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out, err) = run(args);
+        assert!(matches!(code, 0 | 1), "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let demo_as = |extra: &[&str]| {
+        let web = pod("web.yaml");
+        let demo = demo();
+        let args = [
+            &["whatif", "--snapshot", &demo, "-f", &web, "-o", "json"][..],
+            extra,
+        ]
+        .concat();
+        json(&args)
+    };
+    let recorded = demo_as(&[]);
+    assert_eq!(recorded["schedulerVersion"], "v1.36.2");
+    assert_eq!(recorded["schedulerVersionFrom"], "snapshot");
+    let flagged = demo_as(&["--scheduler-version", "v1.34.1"]);
+    assert_eq!(flagged["schedulerVersion"], "v1.34.1");
+    assert_eq!(flagged["schedulerVersionFrom"], "flag");
+
+    let case = root().join("fixtures/conformance/fit-memory");
+    let unversioned = case.join("cluster.yaml");
+    let unversioned = unversioned.to_str().unwrap();
+    let case_pod = case.join("pod.yaml");
+    let case_pod = case_pod.to_str().unwrap();
+    let newest = json(&[
+        "whatif",
+        "--snapshot",
+        unversioned,
+        "-f",
+        case_pod,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(newest["schedulerVersion"], "v1.37.0");
+    assert_eq!(newest["schedulerVersionFrom"], "newest");
+    assert_eq!(newest["schedulerVersionVerified"], false);
+    let (_, table, _) = run(&["whatif", "--snapshot", unversioned, "-f", case_pod]);
+    assert_eq!(
+        table.lines().nth(1),
+        Some("kube-scheduler v1.37.0 (unverified; newest modelled, as the input names none)")
+    );
+
+    for (version, error) in [
+        (
+            "1.33",
+            "error: kube-scheduler v1.33 is not modelled: kubectl-sched models 1.34 (end of life), 1.35, 1.36 and 1.37 (unverified); pass --scheduler-version to choose one",
+        ),
+        (
+            "latest",
+            "error: \"latest\" is not a Kubernetes version (expected e.g. 1.36 or v1.36.2)",
+        ),
+    ] {
+        let (code, out, err) = run(&[
+            "whatif",
+            "--snapshot",
+            &demo(),
+            "-f",
+            &pod("web.yaml"),
+            "--scheduler-version",
+            version,
+        ]);
+        assert_eq!((code, out.as_str(), err.trim()), (2, "", error));
+    }
+}

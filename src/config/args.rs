@@ -20,7 +20,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 /// `config.MaxCustomPriorityScore`: shape scores go up to 10 and are scaled to `MaxNodeScore`.
 const MAX_CUSTOM_PRIORITY_SCORE: i32 = 10;
-/// `DynamicResourcesFilterTimeoutDefault` (the DRASchedulerFilterTimeout gate is on in v1.34).
+/// `DynamicResourcesBindingTimeoutDefault`: 10 minutes, in nanoseconds.
+const DRA_BINDING_TIMEOUT_DEFAULT: i64 = 600 * 1_000_000_000;
+/// `DynamicResourcesFilterTimeoutDefault` (the DRASchedulerFilterTimeout gate is on in every
+/// modelled release).
 const DRA_FILTER_TIMEOUT_DEFAULT: i64 = 10_000_000_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,6 +80,8 @@ pub enum Args {
     },
     DynamicResources {
         filter_timeout: Option<i64>,
+        /// Nanoseconds; a field since 1.35.
+        binding_timeout: Option<i64>,
     },
     /// A plugin without an args kind: kept as written, never looked at.
     Raw(Option<Node>),
@@ -109,7 +114,7 @@ pub enum DecodeError {
 }
 
 /// `PluginConfig.decodeNestedObjects`.
-pub fn decode(plugin: &str, raw: Option<&Node>) -> Result<Args, DecodeError> {
+pub fn decode(plugin: &str, raw: Option<&Node>, features: &Features) -> Result<Args, DecodeError> {
     if !KINDS.contains(&plugin) {
         return Ok(Args::Raw(raw.cloned()));
     }
@@ -145,7 +150,7 @@ pub fn decode(plugin: &str, raw: Option<&Node>) -> Result<Args, DecodeError> {
         )));
     }
     let mut strict = Strict::default();
-    let args = decode_fields(plugin, &mut o, &mut strict).map_err(fatal)?;
+    let args = decode_fields(plugin, &mut o, &mut strict, features).map_err(fatal)?;
     o.finish(&mut strict);
     if strict.is_empty() {
         Ok(args)
@@ -316,7 +321,7 @@ fn node_affinity(f: Field, strict: &mut Strict) -> Res<k8s::NodeAffinity> {
     })
 }
 
-fn decode_fields(plugin: &str, o: &mut Obj, strict: &mut Strict) -> Res<Args> {
+fn decode_fields(plugin: &str, o: &mut Obj, strict: &mut Strict, features: &Features) -> Res<Args> {
     Ok(match plugin {
         "DefaultPreemption" => Args::DefaultPreemption {
             min_candidate_nodes_percentage: o.i32("minCandidateNodesPercentage")?,
@@ -383,6 +388,12 @@ fn decode_fields(plugin: &str, o: &mut Obj, strict: &mut Strict) -> Res<Args> {
         },
         _ => Args::DynamicResources {
             filter_timeout: o.duration("filterTimeout")?,
+            // Before 1.35 the field does not exist: strict decoding reports it as unknown.
+            binding_timeout: if features.dra_binding_timeout_field {
+                o.duration("bindingTimeout")?
+            } else {
+                None
+            },
         },
     })
 }
@@ -398,19 +409,19 @@ fn default_resources() -> Vec<ResourceSpec> {
 
 impl Args {
     /// The defaulted arguments of a plugin that has an args kind but no `pluginConfig` entry.
-    pub fn defaults_for(plugin: &str) -> Option<Args> {
+    pub fn defaults_for(plugin: &str, features: &Features) -> Option<Args> {
         if !KINDS.contains(&plugin) {
             return None;
         }
-        let Ok(mut args) = decode(plugin, None) else {
+        let Ok(mut args) = decode(plugin, None, features) else {
             unreachable!("empty arguments always decode")
         };
-        args.set_defaults();
+        args.set_defaults(features);
         Some(args)
     }
 
     /// The v1 `SetDefaults_<Plugin>Args`.
-    pub fn set_defaults(&mut self) {
+    pub fn set_defaults(&mut self, features: &Features) {
         match self {
             Args::NodeResourcesFit {
                 scoring_strategy, ..
@@ -459,12 +470,32 @@ impl Args {
             }
             Args::VolumeBinding {
                 bind_timeout_seconds,
-                ..
+                shape,
             } => {
                 bind_timeout_seconds.get_or_insert(600);
+                if features.enable_storage_capacity_scoring
+                    && shape.as_ref().is_none_or(Vec::is_empty)
+                {
+                    *shape = Some(vec![
+                        Shape {
+                            utilization: 0,
+                            score: MAX_CUSTOM_PRIORITY_SCORE,
+                        },
+                        Shape {
+                            utilization: 100,
+                            score: 0,
+                        },
+                    ]);
+                }
             }
-            Args::DynamicResources { filter_timeout } => {
+            Args::DynamicResources {
+                filter_timeout,
+                binding_timeout,
+            } => {
                 filter_timeout.get_or_insert(DRA_FILTER_TIMEOUT_DEFAULT);
+                if features.binds_with_conditions() {
+                    binding_timeout.get_or_insert(DRA_BINDING_TIMEOUT_DEFAULT);
+                }
             }
             Args::NodeAffinity { .. } | Args::Raw(_) => {}
         }
@@ -520,10 +551,12 @@ impl Args {
                         "invalid BindTimeoutSeconds, should not be a negative value",
                     ));
                 }
-                if let Some(shape) = shape
-                    .as_ref()
-                    .filter(|_| !features.enable_storage_capacity_scoring)
-                {
+                if features.enable_storage_capacity_scoring {
+                    errs.extend(validate_shape(
+                        shape.as_deref().unwrap_or_default(),
+                        &path.child("shape"),
+                    ));
+                } else if let Some(shape) = shape {
                     errs.push(FieldError::invalid(
                         &path.child("shape"),
                         Value::json(shape),
@@ -532,14 +565,34 @@ impl Args {
                 }
                 errs
             }
-            Args::DynamicResources { filter_timeout } => match filter_timeout {
-                Some(t) if *t < 0 => vec![FieldError::invalid(
-                    &path.child("filterTimeout"),
-                    Value::json(&duration::format(*t)),
-                    "must be zero or positive",
-                )],
-                _ => Vec::new(),
-            },
+            Args::DynamicResources {
+                filter_timeout,
+                binding_timeout,
+            } => {
+                let mut errs = Vec::new();
+                if let Some(t) = filter_timeout.filter(|t| *t < 0) {
+                    errs.push(FieldError::invalid(
+                        &path.child("filterTimeout"),
+                        Value::json(&duration::format(t)),
+                        "must be zero or positive",
+                    ));
+                }
+                match binding_timeout {
+                    Some(t) if features.binds_with_conditions() && *t < 1_000_000_000 => {
+                        errs.push(FieldError::invalid(
+                            &path.child("bindingTimeout"),
+                            Value::json(&duration::format(*t)),
+                            "must be at least 1 second",
+                        ))
+                    }
+                    Some(_) if !features.binds_with_conditions() => errs.push(FieldError::forbidden(
+                        &path.child("bindingTimeout"),
+                        "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled",
+                    )),
+                    _ => {}
+                }
+                errs
+            }
         }
     }
 }
@@ -773,6 +826,7 @@ pub fn validate_node_resources_fit(
     ignored_resources: &[String],
     ignored_resource_groups: &[String],
     strategy: Option<&ScoringStrategy>,
+    features: &Features,
 ) -> Vec<FieldError> {
     let path = Path::root();
     let mut errs = Vec::new();
@@ -816,8 +870,24 @@ pub fn validate_node_resources_fit(
                 ));
             }
         }
-        if let Some(shape) = &s.shape {
-            errs.extend(validate_shape(shape, &sp.child("shape")));
+        let ratio = sp.child("requestedToCapacityRatio");
+        let is_ratio = s.kind == "RequestedToCapacityRatio";
+        match &s.shape {
+            Some(shape) if !features.fit_args_ratio_with_type => {
+                errs.extend(validate_shape(shape, &sp.child("shape")))
+            }
+            Some(shape) if is_ratio => errs.extend(validate_shape(shape, &ratio.child("shape"))),
+            Some(_) => errs.push(FieldError::forbidden(
+                &ratio,
+                "must be nil when type is not RequestedToCapacityRatio",
+            )),
+            None if is_ratio && features.fit_args_ratio_with_type => {
+                errs.push(FieldError::required(
+                    &ratio,
+                    "must be specified when type is RequestedToCapacityRatio",
+                ))
+            }
+            None => {}
         }
     }
     errs
@@ -858,6 +928,18 @@ fn validate_shape(shape: &[Shape], path: &Path) -> Vec<FieldError> {
     errs
 }
 
+/// A configured shape in node-score units: its scores go up to 10.
+fn shape_points(shape: &[Shape]) -> Vec<ShapePoint> {
+    shape
+        .iter()
+        .map(|p| ShapePoint {
+            utilization: p.utilization.into(),
+            score: i64::from(p.score)
+                * (crate::framework::runner::MAX_NODE_SCORE / i64::from(MAX_CUSTOM_PRIORITY_SCORE)),
+        })
+        .collect()
+}
+
 fn plugin_resources(resources: &[ResourceSpec]) -> Vec<PluginResourceSpec> {
     resources
         .iter()
@@ -878,7 +960,7 @@ pub enum InitError {
 impl Args {
     /// Sets these (defaulted, validated) arguments into the plugins' arguments; NodeResourcesFit's
     /// are validated here, as its factory does.
-    pub fn apply(&self, out: &mut PluginArgs) -> Result<(), InitError> {
+    pub fn apply(&self, out: &mut PluginArgs, features: &Features) -> Result<(), InitError> {
         match self {
             Args::NodeResourcesFit {
                 ignored_resources,
@@ -889,6 +971,7 @@ impl Args {
                     ignored_resources,
                     ignored_resource_groups,
                     scoring_strategy.as_ref(),
+                    features,
                 );
                 if !errs.is_empty() {
                     return Err(InitError::Invalid(super::field::aggregate(&errs)));
@@ -899,20 +982,10 @@ impl Args {
                     "RequestedToCapacityRatio" => {
                         let Some(shape) = &s.shape else {
                             return Err(InitError::Crash(
-                                "scoringStrategy.type RequestedToCapacityRatio without scoringStrategy.requestedToCapacityRatio: kube-scheduler v1.34.1 crashes (nil pointer dereference) on this configuration".into(),
+                                "scoringStrategy.type RequestedToCapacityRatio without scoringStrategy.requestedToCapacityRatio: kube-scheduler before 1.36 crashes (nil pointer dereference) on this configuration".into(),
                             ));
                         };
-                        Strategy::RequestedToCapacityRatio(
-                            shape
-                                .iter()
-                                .map(|p| ShapePoint {
-                                    utilization: p.utilization.into(),
-                                    score: i64::from(p.score)
-                                        * (crate::framework::runner::MAX_NODE_SCORE
-                                            / i64::from(MAX_CUSTOM_PRIORITY_SCORE)),
-                                })
-                                .collect(),
-                        )
+                        Strategy::RequestedToCapacityRatio(shape_points(shape))
                     }
                     _ => Strategy::LeastAllocated,
                 };
@@ -977,6 +1050,9 @@ impl Args {
                 out.default_preemption.min_candidate_nodes_absolute =
                     min_candidate_nodes_absolute.unwrap_or(100);
             }
+            Args::VolumeBinding {
+                shape: Some(shape), ..
+            } => out.volume_binding.shape = shape_points(shape),
             // Nothing offline depends on them.
             Args::VolumeBinding { .. } | Args::DynamicResources { .. } | Args::Raw(_) => {}
         }

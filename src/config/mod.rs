@@ -34,7 +34,7 @@ pub enum ConfigError {
     /// kube-scheduler rejects it; `message` is kube-scheduler's error.
     #[error("{path}: {message}")]
     Rejected { path: String, message: String },
-    /// kube-scheduler v1.34.1 would crash on it.
+    /// kube-scheduler would crash on it.
     #[error("{path}: {message}")]
     Crash { path: String, message: String },
 }
@@ -141,6 +141,7 @@ fn decode_and_default(
         ));
     }
 
+    let features = release.features();
     let mut strict = decode::Strict::default();
     let mut cfg = v1::decode(doc, &mut strict)?;
     let mut strict = strict.into_messages();
@@ -149,7 +150,7 @@ fn decode_and_default(
         let mut list = Vec::new();
         for (j, c) in p.plugin_config.iter().enumerate() {
             let at = format!("decoding .profiles[{i}].pluginConfig[{j}]");
-            let args = match args::decode(&c.name, c.args.as_ref()) {
+            let args = match args::decode(&c.name, c.args.as_ref(), &features) {
                 Ok(a) => a,
                 Err(DecodeError::Fatal(e)) => return Err(format!("{at}: {e}")),
                 Err(DecodeError::Strict(e)) => {
@@ -180,13 +181,13 @@ fn decode_and_default(
         .map(|(p, mut plugin_config)| {
             let plugins = p.plugins.clone().expect("defaulted");
             for c in &mut plugin_config {
-                c.args.set_defaults();
+                c.args.set_defaults(&features);
             }
             for name in plugins.needed() {
                 if plugin_config.iter().any(|c| c.name == name) {
                     continue;
                 }
-                if let Some(args) = Args::defaults_for(name) {
+                if let Some(args) = Args::defaults_for(name, &features) {
                     plugin_config.push(PluginConfig {
                         name: name.to_string(),
                         raw: None,
@@ -257,7 +258,7 @@ fn build(
         let mut init_errors: BTreeMap<&str, String> = BTreeMap::new();
         let needed = p.plugins.needed();
         for c in &p.plugin_config {
-            match c.args.apply(&mut plugin_args) {
+            match c.args.apply(&mut plugin_args, &features) {
                 Ok(()) => {}
                 Err(InitError::Crash(message)) if needed.contains(c.name.as_str()) => {
                     return Err(Failure::Crash(message));

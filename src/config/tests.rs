@@ -1,5 +1,5 @@
 //! Whole configurations: defaulting, `*`, weights, plugin arguments, and the errors
-//! kube-scheduler v1.34.1 gives for invalid ones.
+//! kube-scheduler gives for invalid ones (v1.34.1 unless a test names another release).
 
 use super::*;
 use crate::plugins::helper::ShapePoint;
@@ -49,7 +49,11 @@ fn plugin_args(body: &str) -> Vec<PluginArgs> {
         .map(|p| {
             let mut out = PluginArgs::default();
             for c in &p.plugin_config {
-                assert!(c.args.apply(&mut out).is_ok(), "{}", c.name);
+                assert!(
+                    c.args.apply(&mut out, &Release::OLDEST.features()).is_ok(),
+                    "{}",
+                    c.name
+                );
             }
             out
         })
@@ -463,5 +467,114 @@ fn framework_errors() {
     assert_eq!(
         profile("    bind:\n      disabled:\n      - name: '*'\n"),
         format!("{prefix}at least one bind plugin is needed for profile with scheduler name \"p\"")
+    );
+}
+
+/// What changes with the release: plugins the registry has, plugin arguments' fields, their
+/// defaults and validation.
+#[test]
+fn releases_differ() {
+    let load_as = |release: &str, body: &str| {
+        from_text(
+            &format!("{HEADER}{body}"),
+            Release::parse(release).unwrap().into(),
+        )
+    };
+    let rejected_as = |release: &str, body: &str| match load_as(release, body) {
+        Err(Failure::Rejected(m)) => m,
+        Err(other) => panic!("{release}: not a rejection: {other:?}"),
+        Ok(_) => panic!("{release}: accepted"),
+    };
+
+    // NodeDeclaredFeatures: unknown to 1.34, a no-op in 1.35, in the default profile from 1.36.
+    let named = "profiles:\n- schedulerName: p\n  plugins:\n    filter:\n      enabled:\n      - name: NodeDeclaredFeatures\n";
+    assert!(
+        rejected_as("1.34", named)
+            .ends_with("FilterPlugin \"NodeDeclaredFeatures\" does not exist")
+    );
+    assert!(load_as("1.35", named).is_ok());
+    let filters = |release: &str| {
+        let fw = &load_as(release, "").unwrap().frameworks[0];
+        names(fw, &fw.filter)
+    };
+    assert!(!filters("1.35").contains(&"NodeDeclaredFeatures"));
+    assert_eq!(filters("1.36").last(), Some(&"NodeDeclaredFeatures"));
+
+    // DynamicResources is weighted 2 from 1.35.
+    let weight = |release: &str| {
+        let fw = &load_as(release, "").unwrap().frameworks[0];
+        scores(fw)
+            .into_iter()
+            .find(|(n, _)| *n == "DynamicResources")
+            .map(|(_, w)| w)
+    };
+    assert_eq!(weight("1.34"), None);
+    assert_eq!(weight("1.35"), Some(2));
+
+    // DynamicResourcesArgs.bindingTimeout: unknown in 1.34, forbidden with 1.35's gates.
+    let binding = "profiles:\n- schedulerName: p\n  pluginConfig:\n  - name: DynamicResources\n    args:\n      bindingTimeout: 500ms\n";
+    assert!(
+        rejected_as("1.34", binding).contains("unknown field \"bindingTimeout\""),
+        "{}",
+        rejected_as("1.34", binding)
+    );
+    assert_eq!(
+        rejected_as("1.35", binding),
+        "profiles[0].pluginConfig[0].args.bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled"
+    );
+    assert_eq!(
+        rejected_as("1.36", binding),
+        "profiles[0].pluginConfig[0].args.bindingTimeout: Invalid value: \"500ms\": must be at least 1 second"
+    );
+
+    // VolumeBindingArgs.shape: refused until StorageCapacityScoring is on (1.37), then checked.
+    let shape = |points: &str| {
+        format!(
+            "profiles:\n- schedulerName: p\n  pluginConfig:\n  - name: VolumeBinding\n    args:\n      shape:\n{points}"
+        )
+    };
+    let good = shape("      - {utilization: 0, score: 0}\n      - {utilization: 100, score: 10}\n");
+    assert!(rejected_as("1.36", &good).contains("unexpected field `shape`"));
+    assert!(load_as("1.37", &good).is_ok());
+    assert_eq!(
+        rejected_as("1.37", &shape("      - {utilization: 0, score: 11}\n")),
+        "profiles[0].pluginConfig[0].args.shape[0].score: Invalid value: 11: not in valid range [0, 10]"
+    );
+
+    // NodeResourcesFitArgs: 1.36 ties requestedToCapacityRatio to its type.
+    let fit = |strategy: &str| {
+        format!(
+            "profiles:\n- schedulerName: s\n  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n{strategy}"
+        )
+    };
+    let prefix = "initializing profiles: creating profile for scheduler name s: initializing plugin \"NodeResourcesFit\": ";
+    let bare_ratio = fit("        type: RequestedToCapacityRatio\n");
+    assert!(matches!(
+        load_as("1.35", &bare_ratio),
+        Err(Failure::Crash(_))
+    ));
+    assert_eq!(
+        rejected_as("1.36", &bare_ratio),
+        format!(
+            "{prefix}scoringStrategy.requestedToCapacityRatio: Required value: must be specified when type is RequestedToCapacityRatio"
+        )
+    );
+    let stray_ratio = fit(
+        "        type: LeastAllocated\n        requestedToCapacityRatio:\n          shape:\n          - {utilization: 0, score: 1}\n",
+    );
+    assert!(load_as("1.35", &stray_ratio).is_ok());
+    assert_eq!(
+        rejected_as("1.36", &stray_ratio),
+        format!(
+            "{prefix}scoringStrategy.requestedToCapacityRatio: Forbidden: must be nil when type is not RequestedToCapacityRatio"
+        )
+    );
+    let bad_shape = fit(
+        "        type: RequestedToCapacityRatio\n        requestedToCapacityRatio:\n          shape:\n          - {utilization: 0, score: 11}\n",
+    );
+    assert!(rejected_as("1.35", &bad_shape).contains("scoringStrategy.shape[0].score"));
+    assert!(
+        rejected_as("1.36", &bad_shape)
+            .contains("scoringStrategy.requestedToCapacityRatio.shape[0].score")
     );
 }

@@ -297,7 +297,7 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
         style.bold("Preemption"),
         plain_reason(e, p)
     );
-    out.push_str("  (the message starts with \"no new claims to deallocate\": the DynamicResources PostFilter runs first in the v1.34 default profile and has nothing to free for a pod without resource claims)\n");
+    out.push_str("  (the message starts with \"no new claims to deallocate\": the DynamicResources PostFilter runs first in the default profile and has nothing to free for a pod without resource claims)\n");
 }
 
 /// Why preemption cannot help, in words: which filters block which nodes.

@@ -2,6 +2,7 @@
 
 pub mod affinity;
 pub mod cluster;
+pub mod declared_features;
 pub mod defaults;
 pub mod error;
 pub mod intern;

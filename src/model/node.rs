@@ -1,5 +1,6 @@
 //! A node as the scheduler sees it.
 
+use super::declared_features::FeatureSet;
 use super::error::ObjectError;
 use super::intern::Str;
 use super::labels::Labels;
@@ -22,9 +23,11 @@ pub struct Node {
     pub unschedulable: bool,
     pub allocatable: Resource,
     pub images: Vec<Image>,
-    /// The Ready condition's status, for display only: the v1.34 scheduler does not read
+    /// The Ready condition's status, for display only: the scheduler does not read
     /// conditions, only the taints the node lifecycle controller derives from them.
     pub ready: Option<bool>,
+    /// `status.declaredFeatures`, as NodeDeclaredFeatures reads it.
+    pub declared_features: FeatureSet,
 }
 
 impl Node {
@@ -97,6 +100,11 @@ impl Node {
                 .flatten()
                 .find(|c| c.type_ == "Ready")
                 .map(|c| c.status == "True"),
+            declared_features: FeatureSet::declared(
+                status
+                    .and_then(|s| s.declared_features.as_deref())
+                    .unwrap_or_default(),
+            ),
         })
     }
 }

@@ -3,6 +3,7 @@
 //! for the few rarely-hot parts kept as API types (volumes, topology spread constraints).
 
 use super::affinity::PodAffinity;
+use super::declared_features::FeatureSet;
 use super::error::ObjectError;
 use super::intern::Str;
 use super::labels::Labels;
@@ -89,6 +90,8 @@ pub struct Pod {
     /// Sidecar init containers first, then app containers, as `GetHostPorts` lists them.
     pub host_ports: Vec<HostPort>,
     pub host_network: bool,
+    /// What the pod needs its node to declare (NodeDeclaredFeatures).
+    pub required_features: FeatureSet,
 
     pub tolerations: Vec<Toleration>,
     /// `spec.nodeSelector`, kept apart from affinity because the message and the plugin treat
@@ -106,6 +109,8 @@ pub struct Pod {
     pub resource_claims: Vec<Str>,
     /// Init and app container images, normalised (`:latest` added when untagged).
     pub images: Vec<Str>,
+    /// The images of image volumes, normalised likewise.
+    pub volume_images: Vec<Str>,
     pub num_containers: usize,
 }
 
@@ -416,6 +421,7 @@ impl Pod {
             non_zero_memory,
             host_ports,
             host_network: spec.host_network == Some(true),
+            required_features: FeatureSet::required_by(spec),
             tolerations: spec
                 .tolerations
                 .iter()
@@ -450,6 +456,13 @@ impl Pod {
                 .map(|c| Str::new(&c.name))
                 .collect(),
             images,
+            volume_images: spec
+                .volumes
+                .iter()
+                .flatten()
+                .filter_map(|v| v.image.as_ref())
+                .map(|i| Str::new(normalized_image_name(i.reference.as_deref().unwrap_or(""))))
+                .collect(),
             num_containers: init_containers.len() + spec.containers.len(),
         })
     }

@@ -28,8 +28,17 @@ pub struct Features {
     pub enable_dra_scheduler_filter_timeout: bool,
     /// `StorageCapacityScoring`: VolumeBinding scores nodes by free storage capacity.
     pub enable_storage_capacity_scoring: bool,
-    /// `NodeDeclaredFeatures`: the NodeDeclaredFeatures plugin joins the default profile.
+    /// `VolumeLimitScaling`: NodeVolumeLimits rejects nodes without a CSI driver the pod's
+    /// volumes need, when its CSIDriver opts in.
+    pub enable_volume_limit_scaling: bool,
+    /// `NodeDeclaredFeatures`: the NodeDeclaredFeatures plugin filters, and joins the default
+    /// profile.
     pub enable_node_declared_features: bool,
+
+    // What the plugin registry holds (a configuration naming a plugin the release does not have
+    // is refused).
+    /// NodeDeclaredFeatures (1.35).
+    pub node_declared_features_registered: bool,
 
     // Code changes without a gate.
     /// TaintToleration's reason no longer names the taint: "node(s) had untolerated taint(s)"
@@ -39,9 +48,29 @@ pub struct Features {
     pub dynamic_resources_scores: bool,
     /// NodeResourcesBalancedAllocation scores the change in balance the pod brings (1.36).
     pub balanced_allocation_scores_improvement: bool,
+    /// ImageLocality counts image volumes' images (1.36)...
+    pub image_locality_counts_image_volumes: bool,
+    /// ...and in its threshold, as images (1.37).
+    pub image_locality_image_volumes_in_threshold: bool,
+    /// In-tree Portworx volumes count as CSI volumes on every node with a CSINode (1.36 removed
+    /// the CSIMigrationPortworx gate and its per-node annotation check).
+    pub portworx_always_migrated: bool,
+    /// DynamicResourcesArgs has `bindingTimeout` (1.35).
+    pub dra_binding_timeout_field: bool,
+    /// NodeResourcesFitArgs' `requestedToCapacityRatio` must go with its type, and its shape
+    /// errors name it (1.36).
+    pub fit_args_ratio_with_type: bool,
+    /// A successful preemption says where and how many pods it evicts in the FailedScheduling
+    /// message (1.37).
+    pub preemption_success_message: bool,
 }
 
 impl Features {
+    /// Devices with binding conditions make PreBind wait, bounded by `bindingTimeout`.
+    pub fn binds_with_conditions(&self) -> bool {
+        self.enable_dra_device_binding_conditions && self.enable_dra_resource_claim_device_status
+    }
+
     pub fn of(release: Release) -> Features {
         let since = |minor: u16| release.minor >= minor;
         Features {
@@ -55,10 +84,18 @@ impl Features {
             enable_dra_resource_claim_device_status: true,
             enable_dra_scheduler_filter_timeout: true,
             enable_storage_capacity_scoring: since(37),
+            enable_volume_limit_scaling: since(37),
             enable_node_declared_features: since(36),
+            node_declared_features_registered: since(35),
             untolerated_taint_reason_without_taint: release.at_least(34, 2),
             dynamic_resources_scores: since(35),
             balanced_allocation_scores_improvement: since(36),
+            image_locality_counts_image_volumes: since(36),
+            image_locality_image_volumes_in_threshold: since(37),
+            portworx_always_migrated: since(36),
+            dra_binding_timeout_field: since(35),
+            fit_args_ratio_with_type: since(36),
+            preemption_success_message: since(37),
         }
     }
 }

@@ -13,7 +13,12 @@ const MB: i64 = 1024 * 1024;
 const MIN_THRESHOLD: i64 = 23 * MB;
 const MAX_CONTAINER_THRESHOLD: i64 = 1000 * MB;
 
-pub struct ImageLocality;
+pub struct ImageLocality {
+    /// Image volumes' images count as the containers' do (1.36).
+    pub counts_image_volumes: bool,
+    /// ...and raise the threshold as containers do, so they cannot outweigh them (1.37).
+    pub image_volumes_in_threshold: bool,
+}
 
 impl Plugin for ImageLocality {
     fn name(&self) -> &'static str {
@@ -26,17 +31,28 @@ impl Plugin for ImageLocality {
 
     fn score(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
         let total_nodes = cx.snapshot.num_nodes();
+        let volume_images = if self.counts_image_volumes {
+            cx.pod.volume_images.as_slice()
+        } else {
+            &[]
+        };
         let sum: i64 = cx
             .pod
             .images
             .iter()
+            .chain(volume_images)
             .filter_map(|img| node.image_states.get(img))
             .map(|state| {
                 let spread = state.num_nodes as f64 / total_nodes as f64;
                 (state.size as f64 * spread) as i64
             })
             .sum();
-        Ok(calculate_priority(sum, cx.pod.num_containers))
+        let images = if self.image_volumes_in_threshold {
+            cx.pod.num_containers + volume_images.len()
+        } else {
+            cx.pod.num_containers
+        };
+        Ok(calculate_priority(sum, images))
     }
 
     fn reuse(&self) -> Reuse {
@@ -59,6 +75,28 @@ fn calculate_priority(sum: i64, num_containers: usize) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_volumes_count_from_1_36_and_in_the_threshold_from_1_37() {
+        use crate::release::Release;
+        use crate::testing::{cluster, explain_as, node, pod};
+        use serde_json::json;
+        let mut cached = node("cached", "4", json!({}));
+        cached["status"]["images"] = json!([{"names": ["models/llm:v1"], "sizeBytes": 600 * MB}]);
+        let c = cluster(vec![cached, node("empty", "4", json!({}))]);
+        let mut p = pod("ns/p", None, "1", 0, json!({}));
+        p["spec"]["volumes"] =
+            json!([{"name": "weights", "image": {"reference": "models/llm:v1"}}]);
+        let score = |release: &str| {
+            let e = explain_as(Release::parse(release).unwrap(), c.clone(), p.clone());
+            let n = e.nodes.iter().find(|n| n.name == "cached").unwrap();
+            n.scores[super::NAME]
+        };
+        // The image is on one node of two: 300 MB count, against 1000 MB per image.
+        assert_eq!(score("1.35"), 0);
+        assert_eq!(score("1.36"), 28);
+        assert_eq!(score("1.37"), 14);
+    }
 
     #[test]
     fn thresholds() {

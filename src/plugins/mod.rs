@@ -10,6 +10,7 @@ pub mod helper;
 pub mod image_locality;
 pub mod inter_pod_affinity;
 pub mod node_affinity;
+pub mod node_declared_features;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_balanced_allocation;
@@ -39,13 +40,14 @@ pub struct PluginArgs {
     pub default_preemption: crate::preemption::Args,
     pub pod_topology_spread: pod_topology_spread::Args,
     pub inter_pod_affinity: inter_pod_affinity::Args,
+    pub volume_binding: volume_binding::Args,
 }
 
 /// The default profile's multiPoint plugins in order, with their score weights
 /// (`getDefaultPlugins`; DynamicResourceAllocation is on in every modelled release, so
 /// DynamicResources comes before DefaultPreemption).
 pub fn default_plugins(features: &Features) -> Vec<(&'static str, Option<i64>)> {
-    vec![
+    let mut plugins = vec![
         (scheduling_gates::NAME, None),
         (queue_sort::NAME, None),
         (node_unschedulable::NAME, None),
@@ -68,7 +70,12 @@ pub fn default_plugins(features: &Features) -> Vec<(&'static str, Option<i64>)> 
         (node_resources_balanced_allocation::NAME, Some(1)),
         (image_locality::NAME, Some(1)),
         (default_binder::NAME, None),
-    ]
+    ];
+    // Gated plugins go last, as `applyFeatureGates` appends them.
+    if features.enable_node_declared_features {
+        plugins.push((node_declared_features::NAME, None));
+    }
+    plugins
 }
 
 /// Builds the plugin named `name` (upstream name), or `None` if kubectl-sched does not know it.
@@ -106,12 +113,27 @@ pub fn new_plugin(name: &str, args: &PluginArgs, features: &Features) -> Option<
         inter_pod_affinity::NAME => Arc::new(inter_pod_affinity::InterPodAffinity {
             args: args.inter_pod_affinity.clone(),
         }),
-        image_locality::NAME => Arc::new(image_locality::ImageLocality),
+        image_locality::NAME => Arc::new(image_locality::ImageLocality {
+            counts_image_volumes: features.image_locality_counts_image_volumes,
+            image_volumes_in_threshold: features.image_locality_image_volumes_in_threshold,
+        }),
         volume_restrictions::NAME => Arc::new(volume_restrictions::VolumeRestrictions),
         volume_zone::NAME => Arc::new(volume_zone::VolumeZone),
-        volume_binding::NAME => Arc::new(volume_binding::VolumeBinding),
-        node_volume_limits::NAME => Arc::new(node_volume_limits::NodeVolumeLimits),
+        volume_binding::NAME => Arc::new(volume_binding::VolumeBinding {
+            scorer: features
+                .enable_storage_capacity_scoring
+                .then(|| args.volume_binding.shape.clone()),
+        }),
+        node_volume_limits::NAME => Arc::new(node_volume_limits::NodeVolumeLimits {
+            portworx_needs_annotation: !features.portworx_always_migrated,
+            volume_limit_scaling: features.enable_volume_limit_scaling,
+        }),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
+        node_declared_features::NAME if features.node_declared_features_registered => {
+            Arc::new(node_declared_features::NodeDeclaredFeatures {
+                enabled: features.enable_node_declared_features,
+            })
+        }
         _ => return None,
     };
     Some(plugin)

@@ -55,11 +55,11 @@ impl<'a> Attachable<'a> {
         }
     }
 
-    /// The volume on a node with this CSINode; `None` when it does not count there.
-    fn on_node(&self, csi_node: Option<&CSINode>) -> Result<Option<&VolumeId<'a>>, String> {
+    /// The volume on the node; `None` when it does not count there.
+    fn on_node(&self, node: NodeCsi) -> Result<Option<&VolumeId<'a>>, String> {
         match self {
             Attachable::Csi(id) => Ok(Some(id)),
-            Attachable::InTree(p, r) if migration_on(csi_node, p) => match r {
+            Attachable::InTree(p, r) if node.migrated(p) => match r {
                 Ok(id) => Ok(id.as_ref()),
                 Err(e) => Err(e.clone()),
             },
@@ -68,11 +68,23 @@ impl<'a> Attachable<'a> {
     }
 }
 
-/// `isCSIMigrationOn`.
-fn migration_on(csi_node: Option<&CSINode>, p: &InTree) -> bool {
-    csi_node.is_some()
-        && p.migrated
-        && (!p.limits_need_annotation || migrated_on_node(csi_node, p.plugin))
+/// A node's CSINode, and how the release decides which in-tree plugins it migrated.
+#[derive(Clone, Copy)]
+struct NodeCsi<'n> {
+    csi_node: Option<&'n CSINode>,
+    /// Portworx counts as CSI only where the CSINode lists it as migrated (until 1.36 removed
+    /// its migration gate).
+    portworx_needs_annotation: bool,
+}
+
+impl NodeCsi<'_> {
+    /// `isCSIMigrationOn`.
+    fn migrated(self, p: &InTree) -> bool {
+        self.csi_node.is_some()
+            && p.migrated
+            && (!(p.limits_need_annotation && self.portworx_needs_annotation)
+                || migrated_on_node(self.csi_node, p.plugin))
+    }
 }
 
 /// `getCSIDriverInfo`: the claim's PV, else what its StorageClass would provision.
@@ -192,7 +204,22 @@ pub struct PreFilterState {
     new_volumes: Arc<Vec<Result<Attachable<'static>, Status>>>,
 }
 
-pub struct NodeVolumeLimits;
+pub struct NodeVolumeLimits {
+    /// See `NodeCsi`.
+    pub portworx_needs_annotation: bool,
+    /// `VolumeLimitScaling`: a pod's CSI volumes need their driver on the node when the
+    /// CSIDriver asks for it (`preventPodSchedulingIfMissing`).
+    pub volume_limit_scaling: bool,
+}
+
+/// `checkCSIDriverOnNode`: a driver without a CSIDriver object, or one that does not opt in,
+/// counts as installed.
+fn driver_installed(cluster: &Cluster, driver: &str, csi_node: Option<&CSINode>) -> bool {
+    let opted_in = Str::existing(driver)
+        .and_then(|d| cluster.csi_drivers.get(&d))
+        .is_some_and(|d| d.spec.prevent_pod_scheduling_if_missing == Some(true));
+    !opted_in || csi_node.is_some_and(|n| n.spec.drivers.iter().any(|d| d.name == driver))
+}
 
 fn insert<'a>(set: &mut Vec<VolumeId<'a>>, id: &VolumeId<'a>) {
     if !set.contains(id) {
@@ -204,7 +231,7 @@ fn insert<'a>(set: &mut Vec<VolumeId<'a>>, id: &VolumeId<'a>) {
 fn attached_volumes<'a>(
     cluster: &'a Cluster,
     node: &'a NodeInfo,
-    csi_node: Option<&CSINode>,
+    csi: NodeCsi,
 ) -> Result<Vec<VolumeId<'a>>, Status> {
     let mut attached = Vec::new();
     // Every claim the node's pods mount; a claim several pods share is one volume anyway.
@@ -213,7 +240,7 @@ fn attached_volumes<'a>(
             .pvcs
             .get(key)
             .and_then(|pvc| claim_attachable(cluster, pvc))
-            && let Ok(Some(id)) = a.on_node(csi_node)
+            && let Ok(Some(id)) = a.on_node(csi)
         {
             insert(&mut attached, id);
         }
@@ -231,7 +258,7 @@ fn attached_volumes<'a>(
                 inline_attachable(v)
             };
             if let Some(a) = a
-                && let Some(id) = a.on_node(csi_node).map_err(Status::error)?
+                && let Some(id) = a.on_node(csi).map_err(Status::error)?
             {
                 insert(&mut attached, id);
             }
@@ -278,11 +305,15 @@ impl Plugin for NodeVolumeLimits {
         };
         let cluster = &*cx.snapshot.cluster;
         let csi_node = cluster.csi_nodes.get(&node.name()).map(|n| &**n);
+        let csi = NodeCsi {
+            csi_node,
+            portworx_needs_annotation: self.portworx_needs_annotation,
+        };
         let mut new: Vec<&VolumeId> = Vec::new();
         for e in entries {
             match e {
                 Err(s) => return s.clone(),
-                Ok(a) => match a.on_node(csi_node) {
+                Ok(a) => match a.on_node(csi) {
                     Err(msg) => return Status::error(msg),
                     Ok(Some(id)) if !new.contains(&id) => new.push(id),
                     Ok(_) => {}
@@ -291,6 +322,16 @@ impl Plugin for NodeVolumeLimits {
         }
         if new.is_empty() {
             return Status::success();
+        }
+        if self.volume_limit_scaling
+            && let Some(id) = new
+                .iter()
+                .find(|id| !driver_installed(cluster, id.driver, csi_node))
+        {
+            return Status::unschedulable(format!(
+                "{} CSI driver is not installed on the node",
+                id.driver
+            ));
         }
         let limits: Vec<(&str, i64)> = csi_node
             .into_iter()
@@ -303,7 +344,7 @@ impl Plugin for NodeVolumeLimits {
         if limits.is_empty() {
             return Status::success();
         }
-        let attached = match attached_volumes(cluster, node, csi_node) {
+        let attached = match attached_volumes(cluster, node, csi) {
             Ok(a) => a,
             Err(s) => return s,
         };
@@ -353,6 +394,11 @@ impl Plugin for NodeVolumeLimits {
 
 #[cfg(test)]
 mod tests {
+    const V134: super::NodeVolumeLimits = super::NodeVolumeLimits {
+        portworx_needs_annotation: true,
+        volume_limit_scaling: false,
+    };
+
     use super::*;
     use crate::framework::snapshot::Snapshot;
     use crate::model::cluster::convert_pod;
@@ -373,16 +419,24 @@ mod tests {
         )
     }
 
-    /// A claim bound to a CSI PV of `driver`.
-    fn csi_claim(name: &str, driver: &str) -> Vec<Value> {
+    /// A claim bound to a PV with this spec.
+    fn bound_claim(name: &str, pv_spec: Value) -> Vec<Value> {
         vec![
             json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                 "metadata": {"name": name, "namespace": "default",
                     "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
                 "spec": {"volumeName": format!("pv-{name}")}}),
             json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": format!("pv-{name}")},
-                "spec": {"csi": {"driver": driver, "volumeHandle": format!("h-{name}")}}}),
+                "spec": pv_spec}),
         ]
+    }
+
+    /// A claim bound to a CSI PV of `driver`.
+    fn csi_claim(name: &str, driver: &str) -> Vec<Value> {
+        bound_claim(
+            name,
+            json!({"csi": {"driver": driver, "volumeHandle": format!("h-{name}")}}),
+        )
     }
 
     fn csi_node(name: &str, limits: &[(&str, i32)]) -> Value {
@@ -404,13 +458,81 @@ mod tests {
             snapshot: &snapshot,
         };
         let mut state = CycleState::default();
-        let (s, _) = NodeVolumeLimits.pre_filter(&cx, &mut state);
+        let (s, _) = V134.pre_filter(&cx, &mut state);
         assert!(s.is_success(), "{s:?}");
         snapshot
             .nodes
             .iter()
-            .map(|n| NodeVolumeLimits.filter(&cx, &state, n))
+            .map(|n| V134.filter(&cx, &state, n))
             .collect()
+    }
+
+    /// From 1.37 a CSIDriver that opts in keeps pods off nodes without the driver; one that
+    /// does not, or a driver without a CSIDriver object, leaves them alone.
+    #[test]
+    fn drivers_that_opt_in_must_be_on_the_node_from_1_37() {
+        use crate::release::Release;
+        use crate::testing::explain_as;
+        let driver = |name: &str, opt_in: bool| {
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name},
+                "spec": {"preventPodSchedulingIfMissing": opt_in}})
+        };
+        let mut items = vec![
+            node("with", "4", json!({})),
+            node("without", "4", json!({})),
+            csi_node("with", &[("strict.csi", 10), ("lax.csi", 10)]),
+            driver("strict.csi", true),
+            driver("lax.csi", false),
+        ];
+        items.extend(csi_claim("s", "strict.csi"));
+        items.extend(csi_claim("l", "lax.csi"));
+        let c = cluster(items);
+        let rejection = |release: &str, claim: &str| {
+            let p = with_volumes(pod("default/p", None, "1m", 0, json!({})), claims(&[claim]));
+            let e = explain_as(Release::parse(release).unwrap(), c.clone(), p);
+            let n = e.nodes.iter().find(|n| n.name == "without").unwrap();
+            n.all_reasons.get(NAME).map(|s| s.reasons.join("; "))
+        };
+        assert_eq!(
+            rejection("1.37", "s").as_deref(),
+            Some("strict.csi CSI driver is not installed on the node")
+        );
+        assert_eq!(rejection("1.36", "s"), None);
+        assert_eq!(rejection("1.37", "l"), None);
+    }
+
+    /// In-tree Portworx volumes count against the CSI driver's limit only on nodes whose CSINode
+    /// lists the plugin as migrated, until 1.36 made the migration unconditional.
+    #[test]
+    fn portworx_counts_everywhere_from_1_36() {
+        use crate::release::Release;
+        use crate::testing::explain_as;
+        let px_claim = |name: &str| {
+            bound_claim(
+                name,
+                json!({"portworxVolume": {"volumeID": format!("vol-{name}")}}),
+            )
+        };
+        let mut items = vec![
+            node("n1", "4", json!({})),
+            csi_node("n1", &[("pxd.portworx.com", 1)]),
+            with_volumes(
+                pod("default/a", Some("n1"), "1m", 0, json!({})),
+                claims(&["old"]),
+            ),
+        ];
+        items.extend(px_claim("old"));
+        items.extend(px_claim("new"));
+        let c = cluster(items);
+        let p = with_volumes(pod("default/p", None, "1m", 0, json!({})), claims(&["new"]));
+        let fits = |release: &str| {
+            explain_as(Release::parse(release).unwrap(), c.clone(), p.clone()).fits()
+        };
+        assert!(
+            fits("1.35"),
+            "without the annotation the volumes are not CSI"
+        );
+        assert!(!fits("1.36"), "the second volume exceeds the limit of 1");
     }
 
     #[test]

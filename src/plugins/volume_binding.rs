@@ -2,9 +2,11 @@
 //! must be bound, or bindable on the node: bound PVs' node affinity must match it, and each
 //! unbound claim whose class waits for the first consumer needs an available PV the node can
 //! reach or a provisioner whose allowed topologies (and tracked capacity) include the node.
-//! Scoring needs StorageCapacityScoring, off by default in v1.34, so PreScore always skips.
+//! With StorageCapacityScoring (on by default from 1.37) it also scores: nodes where the pod's
+//! volumes leave more of their storage class's capacity free score higher.
 
 use super::csi_translation::{self, InTree};
+use super::helper::{ShapePoint, broken_linear};
 use super::storage::{
     ANN_BIND_COMPLETED, ANN_SELECTED_NODE, NOT_SUPPORTED_PROVISIONER, TopologyTerms,
     access_modes_match, annotation, claim_class, claim_key, claim_request, claim_volume_name,
@@ -14,6 +16,7 @@ use super::storage::{
 };
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
+use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::{Code, Status};
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
@@ -215,16 +218,18 @@ enum Provision {
 #[derive(Debug)]
 enum Capacity {
     Unchecked,
-    /// The driver tracks capacity: node topologies of the CSIStorageCapacities big enough.
-    Tracked(Vec<Selector>),
+    /// The driver tracks capacity: the CSIStorageCapacities big enough, in list order, by their
+    /// node topology, with the capacity each reports (what capacity scoring reads).
+    Tracked(Vec<(Selector, i64)>),
 }
 
 /// What the node would get (`PodVolumes`).
 struct PodVolumes<'s> {
     /// Claim (index into `delayed`) and the PV it would bind to.
     static_bindings: Vec<(usize, usize)>,
-    /// Claims (index into `delayed`) the provisioner would create a PV for.
-    dynamic_provisions: Vec<usize>,
+    /// Claims (index into `delayed`) the provisioner would create a PV for, with the capacity
+    /// of the CSIStorageCapacity that made room for it, when the driver tracks capacity.
+    dynamic_provisions: Vec<(usize, Option<i64>)>,
     reasons: Vec<&'static str>,
     claims: &'s Claims,
 }
@@ -434,7 +439,16 @@ fn capacity(
                 .and_then(|q| Quantity::parse(&q.0).ok())
                 .is_some_and(|q| q.value() >= size)
         })
-        .filter_map(|c| Selector::from_label_selector(Some(c.node_topology.as_ref()?)).ok())
+        .filter_map(|c| {
+            let topology = Selector::from_label_selector(Some(c.node_topology.as_ref()?)).ok()?;
+            // A capacity that reports only a maximum volume size offers nothing to score by.
+            let reported = c
+                .capacity
+                .as_ref()
+                .and_then(|q| Quantity::parse(&q.0).ok())
+                .map_or(0, |q| q.value());
+            Some((topology, reported))
+        })
         .collect();
     Capacity::Tracked(accessible)
 }
@@ -632,13 +646,19 @@ impl Claims {
                     if !topology.matches(labels) {
                         return Ok((false, true));
                     }
-                    if let Capacity::Tracked(accessible) = capacity
-                        && !accessible.iter().any(|s| s.matches(labels))
-                    {
-                        out.dynamic_provisions.clear();
-                        return Ok((true, false));
-                    }
-                    out.dynamic_provisions.push(i);
+                    let node_capacity = match capacity {
+                        Capacity::Unchecked => None,
+                        Capacity::Tracked(accessible) => {
+                            match accessible.iter().find(|(s, _)| s.matches(labels)) {
+                                Some(&(_, reported)) => Some(reported),
+                                None => {
+                                    out.dynamic_provisions.clear();
+                                    return Ok((true, false));
+                                }
+                            }
+                        }
+                    };
+                    out.dynamic_provisions.push((i, node_capacity));
                 }
             }
         }
@@ -647,6 +667,40 @@ impl Claims {
 }
 
 impl PodVolumes<'_> {
+    /// Per storage class, the storage the pod's volumes would take on the node and what the
+    /// class holds there (`classResourceMap`): the static bindings' PVs if there are any, else
+    /// the provisions on capacity-tracking drivers.
+    fn class_usage(&self) -> HashMap<&str, (i64, i64)> {
+        let claims = self.claims;
+        let mut usage: HashMap<&str, (i64, i64)> = HashMap::new();
+        if !self.static_bindings.is_empty() {
+            for &(i, v) in &self.static_bindings {
+                let volume = &claims.volumes[v];
+                let class = volume
+                    .pv
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.storage_class_name.as_deref())
+                    .unwrap_or("");
+                let entry = usage.entry(class).or_default();
+                entry.0 += claims.delayed[i].size.value();
+                entry.1 += volume.size.value();
+            }
+            return usage;
+        }
+        for &(i, capacity) in &self.dynamic_provisions {
+            let c = &claims.delayed[i];
+            if let (Some(capacity), Ok(Provision::Dynamic { class, .. })) = (capacity, &c.provision)
+            {
+                let entry = usage.entry(class.as_str()).or_default();
+                entry.0 += c.size.value();
+                // Several claims of one class share the capacity: it is not added up.
+                entry.1 = capacity;
+            }
+        }
+        usage
+    }
+
     /// In words, for the explanation.
     fn describe(&self, node: &NodeInfo) -> Vec<String> {
         let claims = self.claims;
@@ -687,7 +741,7 @@ impl PodVolumes<'_> {
             chosen.push(v);
             out.push(line);
         }
-        for &i in &self.dynamic_provisions {
+        for &(i, _) in &self.dynamic_provisions {
             let c = &claims.delayed[i];
             if let Ok(Provision::Dynamic {
                 class, provisioner, ..
@@ -709,7 +763,54 @@ impl PodVolumes<'_> {
     }
 }
 
-pub struct VolumeBinding;
+/// `VolumeBindingArgs`, as far as scoring reads them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Args {
+    /// Score by utilisation of each class's capacity, in node-score units.
+    pub shape: Vec<ShapePoint>,
+}
+
+impl Default for Args {
+    /// The v1 default: the emptier the better.
+    fn default() -> Self {
+        Args {
+            shape: vec![
+                ShapePoint {
+                    utilization: 0,
+                    score: MAX_NODE_SCORE,
+                },
+                ShapePoint {
+                    utilization: 100,
+                    score: 0,
+                },
+            ],
+        }
+    }
+}
+
+/// `buildScorerFunction`: each class scored by its utilisation, the node by their rounded mean.
+fn capacity_score(shape: &[ShapePoint], usage: &HashMap<&str, (i64, i64)>) -> i64 {
+    if usage.is_empty() {
+        return 0;
+    }
+    let sum: i64 = usage
+        .values()
+        .map(|&(requested, capacity)| {
+            let utilization = if capacity == 0 || requested > capacity {
+                100
+            } else {
+                requested * 100 / capacity
+            };
+            broken_linear(shape, utilization)
+        })
+        .sum();
+    (sum as f64 / usage.len() as f64).round() as i64
+}
+
+pub struct VolumeBinding {
+    /// The capacity scorer's shape, when StorageCapacityScoring is on.
+    pub scorer: Option<Vec<ShapePoint>>,
+}
 
 impl Plugin for VolumeBinding {
     fn name(&self) -> &'static str {
@@ -756,9 +857,25 @@ impl Plugin for VolumeBinding {
         }
     }
 
-    /// No scorer without StorageCapacityScoring.
+    /// Without StorageCapacityScoring there is no scorer; with it every pod is scored, 0 where
+    /// it has no volume to bind or provision.
     fn pre_score(&self, _cx: &Cx, _state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
-        Status::skip()
+        if self.scorer.is_some() {
+            Status::success()
+        } else {
+            Status::skip()
+        }
+    }
+
+    fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
+        let (Some(shape), Some(PreFilterState(claims))) = (&self.scorer, &state.volume_binding)
+        else {
+            return Ok(0);
+        };
+        match claims.find_pod_volumes(&cx.snapshot.cluster, node) {
+            Ok(v) if v.reasons.is_empty() => Ok(capacity_score(shape, &v.class_usage())),
+            _ => Ok(0),
+        }
     }
 
     fn describe_binding(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<String> {
@@ -841,6 +958,8 @@ mod tests {
         binding: Vec<Vec<String>>,
     }
 
+    const UNSCORED: VolumeBinding = VolumeBinding { scorer: None };
+
     fn run(items: Vec<Value>, p: Pod) -> Run {
         let snapshot = Snapshot::new(cluster(items), None);
         let cx = Cx {
@@ -848,16 +967,16 @@ mod tests {
             snapshot: &snapshot,
         };
         let mut state = CycleState::default();
-        let (pre, _) = VolumeBinding.pre_filter(&cx, &mut state);
+        let (pre, _) = UNSCORED.pre_filter(&cx, &mut state);
         let filters = snapshot
             .nodes
             .iter()
-            .map(|n| VolumeBinding.filter(&cx, &state, n))
+            .map(|n| UNSCORED.filter(&cx, &state, n))
             .collect();
         let binding = snapshot
             .nodes
             .iter()
-            .map(|n| VolumeBinding.describe_binding(&cx, &state, n))
+            .map(|n| UNSCORED.describe_binding(&cx, &state, n))
             .collect();
         Run {
             pre,
@@ -1039,6 +1158,49 @@ mod tests {
         let r = run(items, app(&["c"]));
         assert!(r.filters[0].is_success());
         assert_eq!(r.filters[1], rejected(&[ERR_REASON_NOT_ENOUGH_SPACE]));
+    }
+
+    /// From 1.37 nodes where the claims leave more of the class's capacity free score higher;
+    /// a pod without claims scores 0 everywhere.
+    #[test]
+    fn capacity_scoring_from_1_37() {
+        use crate::release::Release;
+        use crate::testing::explain_as;
+        let capacity = |name: &str, zone: &str, size: &str| {
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                "metadata": {"name": name, "namespace": "kube-system"},
+                "storageClassName": "fast", "capacity": size,
+                "nodeTopology": {"matchLabels": {"zone": zone}}})
+        };
+        let c = cluster(vec![
+            node("n1", "4", json!({"zone": "a"})),
+            node("n2", "4", json!({"zone": "b"})),
+            class("fast", "csi.example.com", json!({})),
+            json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                "metadata": {"name": "csi.example.com"}, "spec": {"storageCapacity": true}}),
+            capacity("cap-a", "a", "100Gi"),
+            capacity("cap-b", "b", "20Gi"),
+            unbound("c", "fast", "10Gi"),
+        ]);
+        let mut p = pod("default/app", None, "100m", 0, json!({}));
+        p["spec"]["volumes"] = json!([{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]);
+        let scores = |release: &str, p: &Value| {
+            let e = explain_as(Release::parse(release).unwrap(), c.clone(), p.clone());
+            e.nodes
+                .iter()
+                .map(|n| (n.name.to_string(), n.scores.get(NAME).copied()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            scores("1.37", &p),
+            [("n1".into(), Some(90)), ("n2".into(), Some(50))]
+        );
+        assert_eq!(
+            scores("1.36", &p),
+            [("n1".into(), None), ("n2".into(), None)]
+        );
+        let plain = pod("default/plain", None, "100m", 0, json!({}));
+        assert!(scores("1.37", &plain).iter().all(|(_, s)| *s == Some(0)));
     }
 
     #[test]

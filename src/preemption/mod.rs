@@ -339,7 +339,26 @@ pub fn preempt(
     }
     out.tied = tied_candidates(&out.candidates);
     out.nominated_node = out.tied.first().copied();
-    (Status::success(), out)
+    let status = match out
+        .nominated_node
+        .filter(|_| fw.features.preemption_success_message)
+    {
+        Some(node) => {
+            let victims = out
+                .candidates
+                .iter()
+                .find(|c| c.node == node)
+                .map_or(0, |c| c.victims.len());
+            Status::new(
+                Code::Success,
+                format!(
+                    "preemption: found a potential placement for pod on node {node}, preempting {victims} victims"
+                ),
+            )
+        }
+        None => Status::success(),
+    };
+    (status, out)
 }
 
 #[cfg(test)]
@@ -357,7 +376,8 @@ mod tests {
 
 #[cfg(test)]
 mod scenario_tests {
-    use crate::testing::{cluster, explain, node, pod};
+    use crate::release::Release;
+    use crate::testing::{cluster, explain, explain_as, node, pod};
     use serde_json::json;
 
     fn pdb(name: &str, app: &str, allowed: i32) -> serde_json::Value {
@@ -381,6 +401,24 @@ mod scenario_tests {
         let a = p.candidates.iter().find(|c| c.node == "a").unwrap();
         assert_eq!(a.num_pdb_violations, 1);
         assert_eq!(a.victims[0].violates, ["ns/db"]);
+    }
+
+    #[test]
+    fn from_1_37_a_successful_preemption_says_where_and_how_many() {
+        let c = cluster(vec![
+            node("a", "2", json!({})),
+            pod("ns/low-1", Some("a"), "1", 1, json!({})),
+            pod("ns/low-2", Some("a"), "1", 1, json!({})),
+        ]);
+        let new = pod("ns/new", None, "2", 100, json!({}));
+        let e = explain_as(Release::parse("1.37").unwrap(), c.clone(), new.clone());
+        assert_eq!(
+            e.message,
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement for pod on node a, preempting 2 victims"
+        );
+        let e = explain_as(Release::parse("1.36").unwrap(), c, new);
+        assert_eq!(e.message, "0/1 nodes are available: 1 Insufficient cpu.");
+        assert_eq!(e.preemption.unwrap().victims, ["ns/low-1", "ns/low-2"]);
     }
 
     #[test]

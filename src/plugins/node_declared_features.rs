@@ -1,0 +1,82 @@
+//! NodeDeclaredFeatures (PreFilter, Filter): a pod that needs a node feature (restart rules that
+//! restart all containers, host networking in a user namespace) goes only to nodes whose kubelet
+//! declares it in `status.declaredFeatures`. In the default profile from 1.36; a 1.35 scheduler
+//! knows the plugin but its gate is off, so there it does nothing.
+
+use crate::framework::cycle_state::CycleState;
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
+use crate::framework::status::Status;
+use crate::model::node_info::NodeInfo;
+
+pub const NAME: &str = "NodeDeclaredFeatures";
+const UNSATISFIED: &str = "node(s) didn't match Pod's required features";
+
+pub struct NodeDeclaredFeatures {
+    /// The NodeDeclaredFeatures gate.
+    pub enabled: bool,
+}
+
+impl Plugin for NodeDeclaredFeatures {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn points(&self) -> Points {
+        Points::PRE_FILTER | Points::FILTER
+    }
+
+    fn pre_filter(&self, cx: &Cx, _state: &mut CycleState) -> (Status, PreFilterNodes) {
+        if !self.enabled || cx.pod.required_features.is_empty() {
+            return (Status::skip(), None);
+        }
+        (Status::success(), None)
+    }
+
+    fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
+        if !self.enabled
+            || cx
+                .pod
+                .required_features
+                .is_subset(node.node.declared_features)
+        {
+            Status::success()
+        } else {
+            Status::unresolvable(UNSATISFIED)
+        }
+    }
+
+    fn reuse(&self) -> Reuse {
+        Reuse::NODE_LOCAL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::release::Release;
+    use crate::testing::{cluster, explain_as, node, pod};
+    use serde_json::json;
+
+    #[test]
+    fn pods_needing_a_feature_go_where_it_is_declared() {
+        let mut declaring = node("new", "4", json!({}));
+        declaring["status"]["declaredFeatures"] = json!(["RestartAllContainersOnContainerExits"]);
+        let c = cluster(vec![node("old", "4", json!({})), declaring]);
+        let mut p = pod("ns/p", None, "1", 0, json!({}));
+        p["spec"]["containers"][0]["restartPolicyRules"] = json!([{"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [1]}}]);
+        let v136 = Release::parse("1.36").unwrap();
+        let e = explain_as(v136, c.clone(), p.clone());
+        assert_eq!(e.selected, ["new"]);
+        let old = e.nodes.iter().find(|n| n.name == "old").unwrap();
+        assert_eq!(old.plugin, Some(super::NAME));
+        assert_eq!(old.reasons, [super::UNSATISFIED]);
+        assert_eq!(e.message, "", "the pod fits: no message");
+        // 1.35 has the plugin but not in its default profile; 1.34 has neither.
+        for older in ["1.35", "1.34"] {
+            let e = explain_as(Release::parse(older).unwrap(), c.clone(), p.clone());
+            assert_eq!(e.feasible.len(), 2, "{older}");
+        }
+        // A pod without requirements never meets the plugin.
+        let plain = pod("ns/q", None, "1", 0, json!({}));
+        assert_eq!(explain_as(v136, c, plain).feasible.len(), 2);
+    }
+}
