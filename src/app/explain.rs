@@ -3,7 +3,9 @@
 //! real scheduler's latest FailedScheduling message is shown beside the computed one.
 //! `explain --all-pending`: every pending pod, one line each.
 
-use super::output::{Source, frameworks, print_structured, profile_for, release, table_options};
+use super::profiles::{frameworks, profile_for, release};
+use super::render::{print_structured, table_options};
+use super::source::Source;
 use super::whatif::render;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};

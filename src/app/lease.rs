@@ -1,7 +1,8 @@
 //! `kubectl sched-lease`: leader-election leases and node heartbeats, from the API server (with
 //! its clock) or a snapshot (with the time it was taken), once or as a `--watch` timeline.
 
-use super::output::{Source, print_structured, style, table_options};
+use super::render::{print_structured, style, table_options};
+use super::source::Source;
 use super::{EXIT_BAD_INPUT, EXIT_FITS, Failure, Outcome};
 use crate::cli::{GlobalArgs, LeaseArgs, Output};
 use crate::lease::heartbeat::heartbeats;
@@ -187,7 +188,7 @@ fn read_file(path: &str) -> Result<Read, Failure> {
     })
 }
 
-fn read_live(live: &super::output::Live, plan: &LeasePlan) -> Result<Read, Failure> {
+fn read_live(live: &super::source::Live, plan: &LeasePlan) -> Result<Read, Failure> {
     let read = live
         .block_on(live::read_leases(live.target(), plan))
         .map_err(Failure::live)?;
@@ -325,7 +326,7 @@ fn print_change(c: &Change, output: Output, style: crate::explain::table::Style)
 /// Streams the timeline until interrupted, or until `--request-timeout` has passed (as
 /// `kubectl get -w` does).
 fn watch(
-    live: &super::output::Live,
+    live: &super::source::Live,
     global: &GlobalArgs,
     args: &LeaseArgs,
     selection: Selection,

@@ -3,8 +3,10 @@
 
 mod explain;
 mod lease;
-mod output;
+mod profiles;
+mod render;
 mod snapshot;
+mod source;
 mod whatif;
 mod workload;
 
@@ -60,8 +62,6 @@ impl fmt::Display for Failure {
 }
 
 pub type Outcome = Result<i32, Failure>;
-
-pub use whatif::zone_of;
 
 /// Entry point of every binary. `plugin` is the subcommand a `kubectl-sched_<plugin>` binary
 /// stands for, so `kubectl sched-whatif -f pod.yaml` means `kubectl-sched whatif -f pod.yaml`.

@@ -1,7 +1,7 @@
 //! `snapshot -f FILE`: saves what the tool reads, in the format `--snapshot` reads back, so an
 //! incident can be analysed offline. Redacted unless `--no-redact`; Secrets are never read.
 
-use super::output::Source;
+use super::source::Source;
 use super::{EXIT_FITS, Failure, Outcome};
 use crate::cli::{GlobalArgs, SnapshotArgs};
 use crate::source::live::Plan;

@@ -1,6 +1,8 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
-use super::output::{Source, frameworks, print_structured, profile_for, release, table_options};
+use super::profiles::{frameworks, profile_for, release};
+use super::render::{print_structured, table_options};
+use super::source::Source;
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, WhatifArgs};
@@ -8,7 +10,6 @@ use crate::explain;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
-use crate::model::intern::Str;
 use crate::model::{defaults, pod::Pod, validate};
 use crate::source::file;
 use anyhow::anyhow;
@@ -162,11 +163,4 @@ pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failu
             Ok(())
         }
     }
-}
-
-/// The zone label a node carries, for grouping placements.
-pub fn zone_of(snapshot: &Snapshot, node: Str) -> Option<Str> {
-    snapshot
-        .get(node)
-        .and_then(|n| n.node.labels.get_str("topology.kubernetes.io/zone"))
 }

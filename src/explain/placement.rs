@@ -58,7 +58,7 @@ pub fn build(
     let mut per_zone = BTreeMap::new();
     for p in &seq.placements {
         *per_node.entry(p.node.to_string()).or_insert(0) += 1;
-        if let Some(z) = crate::app::zone_of(snapshot, p.node) {
+        if let Some(z) = snapshot.get(p.node).and_then(|n| n.node.zone()) {
             *per_zone.entry(z.to_string()).or_insert(0) += 1;
         }
     }

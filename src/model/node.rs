@@ -9,6 +9,9 @@ use super::resource::Resource;
 use super::taints::{Effect, Taint};
 use k8s_openapi::api::core::v1 as k8s;
 
+/// The well-known zone label, for grouping placements by zone.
+pub const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
+
 #[derive(Clone, Debug)]
 pub struct Image {
     pub names: Vec<Str>,
@@ -31,6 +34,11 @@ pub struct Node {
 }
 
 impl Node {
+    /// The zone the node is in, if it carries the label.
+    pub fn zone(&self) -> Option<Str> {
+        self.labels.get_str(LABEL_ZONE)
+    }
+
     pub fn from_k8s(n: &k8s::Node) -> Result<Node, ObjectError> {
         let name = n.metadata.name.as_deref().unwrap_or("");
         if name.is_empty() {

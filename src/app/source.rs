@@ -1,15 +1,11 @@
-//! What every command shares: reading the cluster, choosing the profile, colours, and printing.
+//! Reading the cluster: from `--snapshot` files, or from the API server the kubeconfig names.
 
 use super::Failure;
-use crate::cli::{ColorChoice, GlobalArgs, Output, SchedulerArgs};
-use crate::explain::table::{Style, TableOptions};
-use crate::framework::runner::Framework;
+use crate::cli::GlobalArgs;
 use crate::model::cluster::{Cluster, ClusterBuilder, convert_pod};
-use crate::release::{ReleaseChoice, ReleaseError};
 use crate::source::live::{self, Plan};
 use crate::source::{Dump, file};
-use anyhow::{Context, anyhow};
-use serde::Serialize;
+use anyhow::anyhow;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
@@ -132,109 +128,4 @@ fn from_dump(mut dump: Dump) -> Result<Cluster, crate::model::error::ObjectError
         builder.add_pod(pod);
     }
     builder.finish()
-}
-
-/// The release to model: `--scheduler-version`, else the version the live server or the
-/// snapshot reports, else the newest modelled.
-pub fn release(
-    args: &SchedulerArgs,
-    source: &Source,
-    cluster: &Cluster,
-) -> Result<ReleaseChoice, Failure> {
-    ReleaseChoice::choose(
-        args.scheduler_version.as_deref(),
-        cluster.meta.server_version.as_deref(),
-        matches!(source, Source::Live(_)),
-    )
-    .map_err(|e| match e {
-        ReleaseError::Unsupported(_) if args.scheduler_version.is_none() => {
-            Failure::bad_input(anyhow!(
-                "the cluster reports {}: {e}",
-                cluster.meta.server_version.as_deref().unwrap_or_default()
-            ))
-        }
-        e => Failure::bad_input(e),
-    })
-}
-
-/// The profiles: from `--config`, or the release's default.
-pub fn frameworks(args: &SchedulerArgs, release: ReleaseChoice) -> Result<Vec<Framework>, Failure> {
-    let mut fws = match &args.config {
-        None => vec![crate::framework::profile::default_framework(release)],
-        Some(path) => {
-            let loaded = crate::config::load(path, release).map_err(Failure::bad_input)?;
-            for w in &loaded.warnings {
-                eprintln!("warning: {w}");
-            }
-            loaded.frameworks
-        }
-    };
-    for fw in &mut fws {
-        fw.parallel = !args.serial;
-    }
-    Ok(fws)
-}
-
-/// The profile that serves `scheduler_name`, as kube-scheduler picks it.
-pub fn profile_for<'a>(
-    fws: &'a [Framework],
-    scheduler_name: &str,
-) -> Result<&'a Framework, Failure> {
-    fws.iter().find(|f| f.profile == scheduler_name).ok_or_else(|| {
-        let names: Vec<&str> = fws.iter().map(|f| f.profile.as_str()).collect();
-        Failure::bad_input(anyhow!(
-            "the pod's schedulerName {scheduler_name:?} matches no profile ({}): kube-scheduler would ignore this pod",
-            names.join(", ")
-        ))
-    })
-}
-
-pub fn style(global: &GlobalArgs) -> Style {
-    let color = match global.color {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::env::var("TERM").map_or(true, |t| t != "dumb")
-        }
-    };
-    Style { color }
-}
-
-/// The width tables wrap to: $COLUMNS, else the terminal's, else 80 (wide: no limit).
-pub fn table_options(global: &GlobalArgs) -> TableOptions {
-    let wide = global.output == Output::Wide;
-    let from_env = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse::<u16>().ok());
-    let from_tty = if std::io::stdout().is_terminal() {
-        comfy_table::Table::new().width()
-    } else {
-        None
-    };
-    let width = from_env.or(from_tty).unwrap_or(if wide { 400 } else { 80 });
-    TableOptions {
-        wide,
-        width,
-        style: style(global),
-    }
-}
-
-/// Prints a serialisable value as JSON or YAML.
-pub fn print_structured<T: Serialize>(value: &T, output: Output) -> Result<(), Failure> {
-    let text = match output {
-        Output::Yaml => serde_saphyr::to_string(value)
-            .context("rendering YAML")
-            .map_err(Failure::bad_input)?,
-        _ => {
-            let mut s = serde_json::to_string_pretty(value)
-                .context("rendering JSON")
-                .map_err(Failure::bad_input)?;
-            s.push('\n');
-            s
-        }
-    };
-    print!("{text}");
-    Ok(())
 }

@@ -1,0 +1,65 @@
+//! The scheduler a command models: the kube-scheduler release, the profiles from `--config` or
+//! the release's defaults, and which profile serves a pod.
+
+use super::Failure;
+use super::source::Source;
+use crate::cli::SchedulerArgs;
+use crate::framework::runner::Framework;
+use crate::model::cluster::Cluster;
+use crate::release::{ReleaseChoice, ReleaseError};
+use anyhow::anyhow;
+
+/// The release to model: `--scheduler-version`, else the version the live server or the
+/// snapshot reports, else the newest modelled.
+pub fn release(
+    args: &SchedulerArgs,
+    source: &Source,
+    cluster: &Cluster,
+) -> Result<ReleaseChoice, Failure> {
+    ReleaseChoice::choose(
+        args.scheduler_version.as_deref(),
+        cluster.meta.server_version.as_deref(),
+        matches!(source, Source::Live(_)),
+    )
+    .map_err(|e| match e {
+        ReleaseError::Unsupported(_) if args.scheduler_version.is_none() => {
+            Failure::bad_input(anyhow!(
+                "the cluster reports {}: {e}",
+                cluster.meta.server_version.as_deref().unwrap_or_default()
+            ))
+        }
+        e => Failure::bad_input(e),
+    })
+}
+
+/// The profiles: from `--config`, or the release's default.
+pub fn frameworks(args: &SchedulerArgs, release: ReleaseChoice) -> Result<Vec<Framework>, Failure> {
+    let mut fws = match &args.config {
+        None => vec![crate::framework::profile::default_framework(release)],
+        Some(path) => {
+            let loaded = crate::config::load(path, release).map_err(Failure::bad_input)?;
+            for w in &loaded.warnings {
+                eprintln!("warning: {w}");
+            }
+            loaded.frameworks
+        }
+    };
+    for fw in &mut fws {
+        fw.parallel = !args.serial;
+    }
+    Ok(fws)
+}
+
+/// The profile that serves `scheduler_name`, as kube-scheduler picks it.
+pub fn profile_for<'a>(
+    fws: &'a [Framework],
+    scheduler_name: &str,
+) -> Result<&'a Framework, Failure> {
+    fws.iter().find(|f| f.profile == scheduler_name).ok_or_else(|| {
+        let names: Vec<&str> = fws.iter().map(|f| f.profile.as_str()).collect();
+        Failure::bad_input(anyhow!(
+            "the pod's schedulerName {scheduler_name:?} matches no profile ({}): kube-scheduler would ignore this pod",
+            names.join(", ")
+        ))
+    })
+}

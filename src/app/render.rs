@@ -1,0 +1,59 @@
+//! How output looks: colours, table width, and JSON/YAML printing.
+
+use super::Failure;
+use crate::cli::{ColorChoice, GlobalArgs, Output};
+use crate::explain::table::{Style, TableOptions};
+use anyhow::Context;
+use serde::Serialize;
+use std::io::IsTerminal;
+
+/// Colours on or off, from `--color`, `NO_COLOR` and the terminal.
+pub fn style(global: &GlobalArgs) -> Style {
+    let color = match global.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var("TERM").map_or(true, |t| t != "dumb")
+        }
+    };
+    Style { color }
+}
+
+/// The width tables wrap to: $COLUMNS, else the terminal's, else 80 (wide: no limit).
+pub fn table_options(global: &GlobalArgs) -> TableOptions {
+    let wide = global.output == Output::Wide;
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<u16>().ok());
+    let from_tty = if std::io::stdout().is_terminal() {
+        comfy_table::Table::new().width()
+    } else {
+        None
+    };
+    let width = from_env.or(from_tty).unwrap_or(if wide { 400 } else { 80 });
+    TableOptions {
+        wide,
+        width,
+        style: style(global),
+    }
+}
+
+/// Prints a serialisable value as JSON or YAML.
+pub fn print_structured<T: Serialize>(value: &T, output: Output) -> Result<(), Failure> {
+    let text = match output {
+        Output::Yaml => serde_saphyr::to_string(value)
+            .context("rendering YAML")
+            .map_err(Failure::bad_input)?,
+        _ => {
+            let mut s = serde_json::to_string_pretty(value)
+                .context("rendering JSON")
+                .map_err(Failure::bad_input)?;
+            s.push('\n');
+            s
+        }
+    };
+    print!("{text}");
+    Ok(())
+}
