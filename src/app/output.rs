@@ -162,11 +162,9 @@ pub fn frameworks(args: &SchedulerArgs, release: ReleaseChoice) -> Result<Vec<Fr
     let mut fws = match &args.config {
         None => vec![crate::framework::profile::default_framework(release)],
         Some(path) => {
-            let loaded = crate::config::load(path, release).map_err(Failure::bad_input)?;
-            for w in &loaded.warnings {
-                eprintln!("warning: {w}");
-            }
-            loaded.frameworks
+            crate::config::load(path, release)
+                .map_err(Failure::bad_input)?
+                .frameworks
         }
     };
     for fw in &mut fws {

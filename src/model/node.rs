@@ -1,5 +1,6 @@
 //! A node as the scheduler sees it.
 
+use super::api_object::{self, ApiObject};
 use super::error::ObjectError;
 use super::intern::Str;
 use super::labels::Labels;
@@ -25,6 +26,8 @@ pub struct Node {
     /// The Ready condition's status, for display only: the v1.34 scheduler does not read
     /// conditions, only the taints the node lifecycle controller derives from them.
     pub ready: Option<bool>,
+    /// The API object, when extenders will be sent it (`api_object::keep`).
+    pub api_object: Option<ApiObject>,
 }
 
 impl Node {
@@ -97,6 +100,7 @@ impl Node {
                 .flatten()
                 .find(|c| c.type_ == "Ready")
                 .map(|c| c.status == "True"),
+            api_object: api_object::kept(n),
         })
     }
 }

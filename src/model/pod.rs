@@ -3,6 +3,7 @@
 //! for the few rarely-hot parts kept as API types (volumes, topology spread constraints).
 
 use super::affinity::PodAffinity;
+use super::api_object::{self, ApiObject};
 use super::error::ObjectError;
 use super::intern::Str;
 use super::labels::Labels;
@@ -107,6 +108,8 @@ pub struct Pod {
     /// Init and app container images, normalised (`:latest` added when untagged).
     pub images: Vec<Str>,
     pub num_containers: usize,
+    /// The API object, when extenders will be sent it (`api_object::keep`).
+    pub api_object: Option<ApiObject>,
 }
 
 /// `normalizedImageName` of ImageLocality.
@@ -451,6 +454,7 @@ impl Pod {
                 .collect(),
             images,
             num_containers: init_containers.len() + spec.containers.len(),
+            api_object: api_object::kept(p),
         })
     }
 }
