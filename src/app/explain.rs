@@ -3,7 +3,10 @@
 //! real scheduler's latest FailedScheduling message is shown beside the computed one.
 //! `explain --all-pending`: every pending pod, one line each.
 
-use super::output::{Source, frameworks, print_structured, profile_for, release, table_options};
+use super::output::{
+    Source, frameworks, keep_objects_for_extenders, print_structured, profile_for, release,
+    table_options,
+};
 use super::whatif::render;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};
@@ -137,6 +140,7 @@ fn event_lines(event: Option<&SchedulerEvent>, expected: bool, style: Style) -> 
 }
 
 pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
+    keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
     if args.all_pending {
         return all_pending(global, args, &source);
@@ -153,6 +157,7 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
         ..Default::default()
     })?;
     let fws = frameworks(
+        global,
         &args.scheduler,
         release(&args.scheduler, &source, &cluster)?,
     )?;
@@ -281,7 +286,11 @@ fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outc
         pending_events: true,
         ..Default::default()
     })?;
-    let fws = frameworks(&args.scheduler, release(&args.scheduler, source, &cluster)?)?;
+    let fws = frameworks(
+        global,
+        &args.scheduler,
+        release(&args.scheduler, source, &cluster)?,
+    )?;
     // Pending pods are on no node, so one snapshot serves them all.
     let snapshot = Snapshot::new(cluster.clone(), None);
     let mut pending: Vec<&std::sync::Arc<Pod>> = cluster

@@ -1,6 +1,9 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
-use super::output::{Source, frameworks, print_structured, profile_for, release, table_options};
+use super::output::{
+    Source, frameworks, keep_objects_for_extenders, print_structured, profile_for, release,
+    table_options,
+};
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, WhatifArgs};
@@ -83,6 +86,7 @@ pub fn load_pod(
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     // The file first: a typo should not wait for a cluster read.
     let document = file::load_single(&args.file).map_err(Failure::bad_input)?;
+    keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;
     let (pod, workload) = load_pod(
@@ -92,6 +96,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &cluster,
     )?;
     let fws = frameworks(
+        global,
         &args.scheduler,
         release(&args.scheduler, &source, &cluster)?,
     )?;
@@ -101,6 +106,11 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     } else {
         args.replicas.or(workload.replicas)
     };
+    if replicas.is_some() && args.scheduler.call_extenders {
+        return Err(Failure::bad_input(anyhow!(
+            "--call-extenders places one pod, not replicas: extenders keep their own view of the cluster, which would not include the replicas placed before; pass a Pod without --replicas or --max"
+        )));
+    }
     let Some(replicas) = replicas else {
         let snapshot = Snapshot::new(cluster, None);
         let result = fw.schedule(&snapshot, &pod);
