@@ -42,16 +42,26 @@ impl Run {
     }
 }
 
-/// `whatif` on a conformance case's cluster and pod, with `extenders` (YAML list entries using
-/// `127.0.0.1:PORT`) pointed at `fake`.
+/// `whatif` as kube-scheduler 1.36 on a conformance case's cluster and pod, with `extenders`
+/// (YAML list entries using `127.0.0.1:PORT`) pointed at `fake`.
 fn whatif(fixture: &str, fake: &FakeExtender, extenders: &str, extra: &[&str]) -> Run {
+    whatif_as("1.36", fixture, fake, extenders, extra)
+}
+
+fn whatif_as(
+    release: &str,
+    fixture: &str,
+    fake: &FakeExtender,
+    extenders: &str,
+    extra: &[&str],
+) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.yaml");
     std::fs::write(&config, fake.configure(&format!("{HEADER}{extenders}"))).unwrap();
     let out = Command::cargo_bin("kubectl-sched")
         .unwrap()
         .env("COLUMNS", "200")
-        .args(["whatif", "--scheduler-version", "1.36", "--snapshot"])
+        .args(["whatif", "--scheduler-version", release, "--snapshot"])
         .arg(case(fixture, "cluster.yaml"))
         .arg("-f")
         .arg(case(fixture, "pod.yaml"))
@@ -101,6 +111,58 @@ fn only_filter_prioritize_and_preempt_are_called_never_bind() {
     assert_eq!(preempts.code, 1, "{}", preempts.stderr);
     assert_eq!(verbs(&fake), ["preempt"]);
     assert_eq!(preempts.json()["preemption"]["nominatedNode"], "node-1");
+}
+
+#[test]
+fn every_modelled_release_calls_extenders_alike() {
+    let answers = "extenders:\n  gate:\n    prioritize:\n      scores:\n        node-4: 10\n";
+    for release in ["1.34", "1.35", "1.36", "1.37"] {
+        let fake = FakeExtender::start(&format!("{HEADER}{EVERY_VERB}"), answers);
+        let run = whatif_as(
+            release,
+            FITS,
+            &fake,
+            EVERY_VERB,
+            &["--call-extenders", "-o", "json"],
+        );
+        assert_eq!(run.code, 0, "{release}: {}", run.stderr);
+        assert_eq!(verbs(&fake), ["filter", "prioritize"], "{release}");
+        assert_eq!(run.json()["selected"][0], "node-4", "{release}");
+    }
+}
+
+#[test]
+fn explain_sends_the_pending_pod_from_the_snapshot() {
+    let fake = FakeExtender::start(&format!("{HEADER}{EVERY_VERB}"), "");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["cluster.yaml", "pod.yaml"] {
+        std::fs::copy(case(FITS, file), dir.path().join(file)).unwrap();
+    }
+    // Not .yaml: the snapshot directory would read it as cluster objects.
+    let config = dir.path().join("config.txt");
+    std::fs::write(&config, fake.configure(&format!("{HEADER}{EVERY_VERB}"))).unwrap();
+    let out = Command::cargo_bin("kubectl-sched")
+        .unwrap()
+        .args([
+            "explain",
+            "default/app",
+            "--call-extenders",
+            "-o",
+            "json",
+            "--snapshot",
+        ])
+        .arg(dir.path())
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(verbs(&fake), ["filter", "prioritize"]);
 }
 
 #[test]
