@@ -175,7 +175,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__explain)
-            opts="-A -n -o -v -h -V --all-pending --config --scheduler-version --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-A -n -o -v -h -V --all-pending --config --scheduler-version --call-extenders --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -475,7 +475,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__whatif)
-            opts="-f -n -o -v -h -V --filename --replicas --max --config --scheduler-version --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-f -n -o -v -h -V --filename --replicas --max --config --scheduler-version --call-extenders --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -67,6 +67,7 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l c
 always\t''
 never\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l max -d 'Place replicas until one fits nowhere: how many more fit?'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l call-extenders -d 'Call the scheduler extenders of --config (their filter, prioritize and preempt verbs, never bind), sending them the pod and the nodes; without it they are listed but not called, and kube-scheduler\'s answer may differ'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l serial -d 'Filter and score nodes on one thread (results are identical; for comparison)'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s v -l verbose -d 'More detail on errors and warnings'
@@ -89,6 +90,7 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l 
 always\t''
 never\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s A -l all-pending -d 'Explain every pending pod, one line each'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l call-extenders -d 'Call the scheduler extenders of --config (their filter, prioritize and preempt verbs, never bind), sending them the pod and the nodes; without it they are listed but not called, and kube-scheduler\'s answer may differ'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l serial -d 'Filter and score nodes on one thread (results are identical; for comparison)'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s v -l verbose -d 'More detail on errors and warnings'

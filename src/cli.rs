@@ -104,6 +104,11 @@ pub struct SchedulerArgs {
     /// newest modelled)
     #[arg(long, value_name = "VERSION")]
     pub scheduler_version: Option<String>,
+    /// Call the scheduler extenders of --config (their filter, prioritize and preempt verbs,
+    /// never bind), sending them the pod and the nodes; without it they are listed but not called,
+    /// and kube-scheduler's answer may differ
+    #[arg(long)]
+    pub call_extenders: bool,
     /// Filter and score nodes on one thread (results are identical; for comparison)
     #[arg(long, hide = true)]
     pub serial: bool,

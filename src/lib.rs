@@ -3,11 +3,15 @@
 //! Data flows one way: a source (`source`) produces API objects, `model` parses them once into
 //! an indexed `Cluster`, `framework` runs a profile's plugins (`plugins`, `preemption`) over a
 //! `Snapshot` and `explain` turns the result into the documented explanation and its renderings.
+//! The only I/O besides sources: with `--call-extenders`, the app gives the framework HTTP
+//! clients of the configuration's scheduler extenders (`extender`), which the cycle calls through
+//! the `framework::extender::Extender` trait.
 
 pub mod app;
 pub mod cli;
 pub mod config;
 pub mod explain;
+pub mod extender;
 pub mod framework;
 pub mod lease;
 pub mod model;

@@ -5,11 +5,17 @@
 //! Cases that cannot pass yet are listed in `tests/conformance_known_failures.txt` with the missing
 //! piece (`case: why` for every release, `case@1.36: why` for one); the suite fails if an unlisted
 //! case fails or a listed one starts passing.
+//!
+//! A case whose configuration has extenders runs with `--call-extenders` against the fake
+//! extender of the fixtures' README (`support::extender`), started for each run.
+
+mod support;
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::extender::{FakeExtender, Recorded};
 
 fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/conformance")
@@ -64,7 +70,10 @@ fn reshape(ours: &Value, expected: &Value) -> Value {
                 name.clone(),
                 json!({"plugin": n["plugin"], "code": n["code"], "reasons": n["reasons"]}),
             );
-            all_filters.insert(name.clone(), n["allReasons"].clone());
+            // A node only an extender rejected has no failing Filter plugin.
+            if n["allReasons"].as_object().is_some_and(|m| !m.is_empty()) {
+                all_filters.insert(name.clone(), n["allReasons"].clone());
+            }
         }
         if n["feasible"] == true {
             scores.insert(name, json!({"plugins": n["scores"], "total": n["total"]}));
@@ -116,8 +125,66 @@ fn reshape(ours: &Value, expected: &Value) -> Value {
         "messageBeforePostFilter": ours["messageBeforePostFilter"],
         "preemption": preemption,
     });
+    if expected.get("extenderCalls").is_some() {
+        // The calls kube-scheduler makes: not those made only to show skipped scores.
+        let calls: Vec<Value> = ours["extenderCalls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["displayOnly"] != true)
+            .map(|c| json!({"extender": c["extender"], "verb": c["verb"], "nodes": c["nodes"]}))
+            .collect();
+        out["extenderCalls"] = Value::Array(calls);
+    }
     normalise_reasons(&mut out);
     out
+}
+
+/// Every call our output reports must be one the fake received, and the other way round.
+fn calls_match_fake(ours: &Value, fake: &FakeExtender) -> Result<(), String> {
+    let mut reported: Vec<Recorded> = ours["extenderCalls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| Recorded {
+            extender: c["extender"].as_str().unwrap_or_default().to_string(),
+            verb: c["verb"].as_str().unwrap_or_default().to_string(),
+            nodes: c["nodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|n| n.as_str().unwrap_or_default().to_string())
+                .collect(),
+        })
+        .collect();
+    let mut received = fake.requests();
+    // Prioritize calls run concurrently: the fake may receive them in any order.
+    let key = |r: &Recorded| (r.extender.clone(), r.verb.clone(), r.nodes.clone());
+    reported.sort_by_key(key);
+    received.sort_by_key(key);
+    if reported == received {
+        Ok(())
+    } else {
+        Err(format!(
+            "  the fake extender received {received:?}\n  but the output reports {reported:?}"
+        ))
+    }
+}
+
+/// The fake extender for a case whose configuration has extenders, and that configuration
+/// pointed at it.
+fn fake_extender(dir: &Path) -> Option<(FakeExtender, tempfile::NamedTempFile)> {
+    let config = std::fs::read_to_string(dir.join("config.yaml")).ok()?;
+    let parsed: Value = serde_saphyr::from_str(&config).ok()?;
+    if parsed["extenders"].as_array().is_none_or(Vec::is_empty) {
+        return None;
+    }
+    let answers = std::fs::read_to_string(dir.join("extenders.yaml")).unwrap_or_default();
+    let fake = FakeExtender::start(&config, &answers);
+    let mut file = tempfile::NamedTempFile::new().expect("temporary config");
+    std::io::Write::write_all(&mut file, fake.configure(&config).as_bytes())
+        .expect("write the temporary config");
+    Some((fake, file))
 }
 
 fn diff(expected: &Value, actual: &Value) -> Vec<String> {
@@ -149,8 +216,17 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
         .arg(dir.join("pod.yaml"))
         .arg("-o")
         .arg("json");
-    if dir.join("config.yaml").exists() {
-        cmd.arg("--config").arg(dir.join("config.yaml"));
+    let fake = fake_extender(dir);
+    match &fake {
+        Some((_, config)) => {
+            cmd.arg("--call-extenders")
+                .arg("--config")
+                .arg(config.path());
+        }
+        None if dir.join("config.yaml").exists() => {
+            cmd.arg("--config").arg(dir.join("config.yaml"));
+        }
+        None => {}
     }
     if serial {
         cmd.arg("--serial");
@@ -165,8 +241,12 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
+    let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Some((fake, _)) = &fake {
+        stdout = fake.anonymise(&stdout);
+    }
     let ours: Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("output is not JSON: {e}"))?;
+        serde_json::from_str(&stdout).map_err(|e| format!("output is not JSON: {e}"))?;
     if ours["schedulerVersion"] != release {
         return Err(format!(
             "modelled {} instead of {release}",
@@ -177,7 +257,12 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
         serde_json::from_str(&std::fs::read_to_string(dir.join(expected_file)).unwrap()).unwrap();
     normalise_reasons(&mut expected);
     let actual = reshape(&ours, &expected);
-    let d = diff(&expected, &actual);
+    let mut d = diff(&expected, &actual);
+    if let Some((fake, _)) = &fake
+        && let Err(e) = calls_match_fake(&ours, fake)
+    {
+        d.push(e);
+    }
     if d.is_empty() {
         Ok(())
     } else {

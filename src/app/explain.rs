@@ -3,7 +3,7 @@
 //! real scheduler's latest FailedScheduling message is shown beside the computed one.
 //! `explain --all-pending`: every pending pod, one line each.
 
-use super::profiles::{frameworks, profile_for, release};
+use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
 use super::render::{print_structured, table_options};
 use super::source::Source;
 use super::whatif::render;
@@ -139,6 +139,7 @@ fn event_lines(event: Option<&SchedulerEvent>, expected: bool, style: Style) -> 
 }
 
 pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
+    keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
     if args.all_pending {
         return all_pending(global, args, &source);
@@ -155,6 +156,7 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
         ..Default::default()
     })?;
     let fws = frameworks(
+        global,
         &args.scheduler,
         release(&args.scheduler, &source, &cluster)?,
     )?;
@@ -283,7 +285,11 @@ fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outc
         pending_events: true,
         ..Default::default()
     })?;
-    let fws = frameworks(&args.scheduler, release(&args.scheduler, source, &cluster)?)?;
+    let fws = frameworks(
+        global,
+        &args.scheduler,
+        release(&args.scheduler, source, &cluster)?,
+    )?;
     // Pending pods are on no node, so one snapshot serves them all.
     let snapshot = Snapshot::new(cluster.clone(), None);
     let mut pending: Vec<&std::sync::Arc<Pod>> = cluster

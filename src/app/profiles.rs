@@ -3,10 +3,11 @@
 
 use super::Failure;
 use super::source::Source;
-use crate::cli::SchedulerArgs;
+use crate::cli::{GlobalArgs, SchedulerArgs};
 use crate::framework::runner::Framework;
 use crate::model::cluster::Cluster;
 use crate::release::{ReleaseChoice, ReleaseError};
+use crate::source::live;
 use anyhow::anyhow;
 
 /// The release to model: `--scheduler-version`, else the version the live server or the
@@ -32,20 +33,51 @@ pub fn release(
     })
 }
 
-/// The profiles: from `--config`, or the release's default.
-pub fn frameworks(args: &SchedulerArgs, release: ReleaseChoice) -> Result<Vec<Framework>, Failure> {
+/// With `--call-extenders`, nodes and pods keep their API objects, which extenders are sent:
+/// called before anything is read.
+pub fn keep_objects_for_extenders(args: &SchedulerArgs) {
+    if args.call_extenders {
+        crate::model::api_object::keep();
+    }
+}
+
+/// The profiles: from `--config`, or the release's default; with `--call-extenders`, each with
+/// the clients of the configuration's extenders.
+pub fn frameworks(
+    global: &GlobalArgs,
+    args: &SchedulerArgs,
+    release: ReleaseChoice,
+) -> Result<Vec<Framework>, Failure> {
     let mut fws = match &args.config {
         None => vec![crate::framework::profile::default_framework(release)],
         Some(path) => {
-            let loaded = crate::config::load(path, release).map_err(Failure::bad_input)?;
-            for w in &loaded.warnings {
-                eprintln!("warning: {w}");
-            }
-            loaded.frameworks
+            crate::config::load(path, release)
+                .map_err(Failure::bad_input)?
+                .frameworks
         }
+    };
+    // Every profile has the configuration's extenders.
+    let extenders = fws.first().map(|f| f.extenders.clone()).unwrap_or_default();
+    let clients = if !args.call_extenders {
+        if !extenders.is_empty() {
+            eprintln!(
+                "warning: the configuration has {} scheduler extender(s), not called without --call-extenders: kube-scheduler's answer may differ",
+                extenders.len()
+            );
+        }
+        Vec::new()
+    } else {
+        let request_timeout = match &global.request_timeout {
+            Some(s) => live::parse_duration(s).map_err(|e| Failure::bad_input(anyhow!(e)))?,
+            None => None,
+        };
+        let path = args.config.as_deref().unwrap_or(std::path::Path::new(""));
+        crate::extender::clients(&extenders, request_timeout)
+            .map_err(|e| Failure::bad_input(anyhow!("{}: {e}", path.display())))?
     };
     for fw in &mut fws {
         fw.parallel = !args.serial;
+        fw.extender_clients = clients.clone();
     }
     Ok(fws)
 }

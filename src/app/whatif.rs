@@ -1,6 +1,6 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
-use super::profiles::{frameworks, profile_for, release};
+use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
 use super::render::{print_structured, table_options};
 use super::source::Source;
 use super::workload::{self, Workload};
@@ -84,6 +84,7 @@ pub fn load_pod(
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     // The file first: a typo should not wait for a cluster read.
     let document = file::load_single(&args.file).map_err(Failure::bad_input)?;
+    keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;
     let (pod, workload) = load_pod(
@@ -93,6 +94,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &cluster,
     )?;
     let fws = frameworks(
+        global,
         &args.scheduler,
         release(&args.scheduler, &source, &cluster)?,
     )?;
@@ -102,6 +104,11 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     } else {
         args.replicas.or(workload.replicas)
     };
+    if replicas.is_some() && args.scheduler.call_extenders {
+        return Err(Failure::bad_input(anyhow!(
+            "--call-extenders places one pod, not replicas: extenders keep their own view of the cluster, which would not include the replicas placed before; pass a Pod without --replicas or --max"
+        )));
+    }
     let Some(replicas) = replicas else {
         let snapshot = Snapshot::new(cluster, None);
         let result = fw.schedule(&snapshot, &pod);

@@ -103,6 +103,23 @@ impl<'a, 'p> Field<'a, 'p> {
         }
     }
 
+    /// A `[]byte`: base64 text in JSON.
+    pub fn bytes(&self) -> Res<Vec<u8>> {
+        use base64::Engine;
+        match self.node {
+            Node::String(s) => base64::engine::general_purpose::STANDARD
+                .decode(s)
+                .map_err(|e| match e {
+                    base64::DecodeError::InvalidByte(at, _)
+                    | base64::DecodeError::InvalidLastSymbol(at, _) => {
+                        format!("illegal base64 data at input byte {at}")
+                    }
+                    _ => format!("illegal base64 data at input byte {}", s.len()),
+                }),
+            _ => Err(self.type_error("[]uint8")),
+        }
+    }
+
     /// A `metav1.Duration`, in nanoseconds: a string `time.ParseDuration` accepts.
     pub fn duration(&self) -> Res<i64> {
         match self.node {
@@ -293,6 +310,10 @@ impl<'a> Obj<'a> {
 
     pub fn duration(&mut self, key: &str) -> Res<Option<i64>> {
         self.with(key, |f| f.duration())
+    }
+
+    pub fn bytes(&mut self, key: &str) -> Res<Option<Vec<u8>>> {
+        self.with(key, |f| f.bytes())
     }
 
     /// Takes `apiVersion` and `kind` (the inline `TypeMeta`).

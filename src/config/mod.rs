@@ -4,12 +4,13 @@
 
 mod args;
 mod decode;
-mod duration;
+pub(crate) mod duration;
 mod field;
 mod node;
 mod v1;
 mod validation;
 
+use crate::framework::extender;
 use crate::framework::profile::{self, ProfilePlugins};
 use crate::framework::runner::Framework;
 use crate::plugins::{self, PluginArgs, node_resources_fit};
@@ -39,10 +40,9 @@ pub enum ConfigError {
     Crash { path: String, message: String },
 }
 
-/// The profiles of a configuration, and what of it kubectl-sched does not model.
+/// The profiles of a configuration, each with the configuration's extenders.
 pub struct Loaded {
     pub frameworks: Vec<Framework>,
-    pub warnings: Vec<String>,
 }
 
 /// Reads a configuration file into its profiles, as the release's kube-scheduler would.
@@ -213,12 +213,8 @@ fn build(
     release: ReleaseChoice,
 ) -> Result<Loaded, Failure> {
     let features = release.release.features();
-    let mut warnings = Vec::new();
+    let extenders = extender::scheduler_order(cfg.extenders.clone());
     if !cfg.extenders.is_empty() {
-        warnings.push(format!(
-            "the configuration has {} scheduler extender(s): kubectl-sched does not call extenders, so their filtering, scoring, preemption and binding are not part of this result",
-            cfg.extenders.len()
-        ));
         // Resources managed by extenders and ignored by the scheduler replace NodeResourcesFit's
         // ignoredResources in every profile.
         let ignored: Vec<String> = cfg
@@ -285,12 +281,12 @@ fn build(
                 p.scheduler_name
             ))
         })?;
-        frameworks.push(fw);
+        frameworks.push(Framework {
+            extenders: extenders.clone(),
+            ..fw
+        });
     }
-    Ok(Loaded {
-        frameworks,
-        warnings,
-    })
+    Ok(Loaded { frameworks })
 }
 
 #[cfg(test)]

@@ -262,8 +262,7 @@ fn node_affinity_and_preemption_arguments() {
 #[test]
 fn extender_ignored_resources_replace_fit_ignored_resources() {
     let body = "extenders:\n- urlPrefix: http://x\n  filterVerb: filter\n  managedResources:\n  - name: example.com/foo\n    ignoredByScheduler: true\n";
-    let loaded = load(body).ok().unwrap();
-    assert_eq!(loaded.warnings.len(), 1);
+    assert_eq!(frameworks(body)[0].extenders[0].url_prefix, "http://x");
     let err = rejected(&format!(
         "{body}profiles:\n- plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: PrioritySort\n      - name: DefaultBinder\n"
     ));
@@ -576,5 +575,51 @@ fn releases_differ() {
     assert!(
         rejected_as("1.36", &bad_shape)
             .contains("scoringStrategy.requestedToCapacityRatio.shape[0].score")
+    );
+}
+
+#[test]
+fn extenders_decode_every_field_and_run_ignorable_ones_last() {
+    let fws = frameworks(
+        "extenders:\n- urlPrefix: https://audit\n  filterVerb: check\n  ignorable: true\n- urlPrefix: https://quota/\n  filterVerb: filter\n  prioritizeVerb: score\n  preemptVerb: preempt\n  bindVerb: bind\n  weight: 3\n  enableHTTPS: true\n  httpTimeout: 1500ms\n  nodeCacheCapable: true\n  tlsConfig:\n    insecure: false\n    serverName: quota.example\n    caFile: /ca.pem\n    certData: aGVsbG8=\n  managedResources:\n  - name: example.com/gpu\n",
+    );
+    let names: Vec<&str> = fws[0].extenders.iter().map(|e| e.name()).collect();
+    assert_eq!(names, ["https://quota/", "https://audit"]);
+    let quota = &fws[0].extenders[0];
+    assert_eq!(
+        (
+            quota.filter_verb.as_str(),
+            quota.prioritize_verb.as_str(),
+            quota.preempt_verb.as_str(),
+            quota.bind_verb.as_str(),
+            quota.weight
+        ),
+        ("filter", "score", "preempt", "bind", 3)
+    );
+    assert!(quota.enable_https && quota.node_cache_capable && !quota.ignorable);
+    assert_eq!(
+        quota.timeout(),
+        Some(std::time::Duration::from_millis(1500))
+    );
+    let tls = quota.tls_config.as_ref().unwrap();
+    assert_eq!(tls.server_name, "quota.example");
+    assert_eq!(tls.ca_file, "/ca.pem");
+    assert_eq!(tls.cert_data, b"hello");
+    assert_eq!(quota.managed_resources[0].name, "example.com/gpu");
+    assert_eq!(
+        fws[0].extenders[1].timeout(),
+        Some(crate::framework::extender::DEFAULT_HTTP_TIMEOUT)
+    );
+}
+
+#[test]
+fn extender_tls_data_is_base64() {
+    assert_eq!(
+        rejected("extenders:\n- urlPrefix: https://x\n  tlsConfig:\n    caData: not*base64\n"),
+        "illegal base64 data at input byte 3"
+    );
+    assert_eq!(
+        rejected("extenders:\n- urlPrefix: https://x\n  tlsConfig:\n    caData: 12\n"),
+        "json: cannot unmarshal number into Go struct field ExtenderTLSConfig.extenders.tlsConfig.caData of type []uint8"
     );
 }

@@ -4,6 +4,7 @@
 
 use super::decode::{Field, Obj, Res, Strict};
 use super::node::Node;
+use crate::framework::extender::{ExtenderConfig, ManagedResource, TlsConfig};
 use crate::framework::profile::{self, ExtensionPoint, PluginRef, PluginSet, ProfilePlugins};
 use crate::release::Release;
 
@@ -20,21 +21,6 @@ pub struct LeaderElection {
     pub resource_lock: String,
     pub resource_name: String,
     pub resource_namespace: String,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ManagedResource {
-    pub name: String,
-    pub ignored_by_scheduler: bool,
-}
-
-/// The fields of an extender that configuration validation and defaulting read.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Extender {
-    pub prioritize_verb: String,
-    pub weight: i64,
-    pub bind_verb: String,
-    pub managed_resources: Vec<ManagedResource>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -61,7 +47,7 @@ pub struct Configuration {
     pub pod_initial_backoff_seconds: Option<i64>,
     pub pod_max_backoff_seconds: Option<i64>,
     pub profiles: Vec<Profile>,
-    pub extenders: Vec<Extender>,
+    pub extenders: Vec<ExtenderConfig>,
 }
 
 /// Decodes the document (its `apiVersion` and `kind` already checked); unknown and repeated
@@ -209,36 +195,38 @@ fn plugin_set(f: Field, strict: &mut Strict) -> Res<PluginSet> {
     Ok(set)
 }
 
-fn extender(f: Field, strict: &mut Strict) -> Res<Extender> {
+fn extender(f: Field, strict: &mut Strict) -> Res<ExtenderConfig> {
     let mut o = f.object("Extender", "v1.Extender")?;
-    o.string("urlPrefix")?;
-    o.string("filterVerb")?;
-    o.string("preemptVerb")?;
-    let prioritize_verb = o.string("prioritizeVerb")?.unwrap_or_default();
-    let weight = o.i64("weight")?.unwrap_or(0);
-    let bind_verb = o.string("bindVerb")?.unwrap_or_default();
-    o.bool("enableHTTPS")?;
-    o.with("tlsConfig", |f| {
+    let mut e = ExtenderConfig {
+        url_prefix: o.string("urlPrefix")?.unwrap_or_default(),
+        filter_verb: o.string("filterVerb")?.unwrap_or_default(),
+        preempt_verb: o.string("preemptVerb")?.unwrap_or_default(),
+        prioritize_verb: o.string("prioritizeVerb")?.unwrap_or_default(),
+        weight: o.i64("weight")?.unwrap_or(0),
+        bind_verb: o.string("bindVerb")?.unwrap_or_default(),
+        enable_https: o.bool("enableHTTPS")?.unwrap_or(false),
+        ..ExtenderConfig::default()
+    };
+    e.tls_config = o.with("tlsConfig", |f| {
         let mut t = f.object("ExtenderTLSConfig", "v1.ExtenderTLSConfig")?;
-        t.bool("insecure")?;
-        for key in [
-            "serverName",
-            "certFile",
-            "keyFile",
-            "caFile",
-            "certData",
-            "keyData",
-            "caData",
-        ] {
-            // The []byte fields are base64 text in JSON.
-            t.string(key)?;
-        }
+        let mut text = |key: &str| t.string(key).map(Option::unwrap_or_default);
+        let mut tls = TlsConfig {
+            server_name: text("serverName")?,
+            cert_file: text("certFile")?,
+            key_file: text("keyFile")?,
+            ca_file: text("caFile")?,
+            ..TlsConfig::default()
+        };
+        tls.insecure = t.bool("insecure")?.unwrap_or(false);
+        tls.cert_data = t.bytes("certData")?.unwrap_or_default();
+        tls.key_data = t.bytes("keyData")?.unwrap_or_default();
+        tls.ca_data = t.bytes("caData")?.unwrap_or_default();
         t.finish(strict);
-        Ok(())
+        Ok(tls)
     })?;
-    o.duration("httpTimeout")?;
-    o.bool("nodeCacheCapable")?;
-    let managed_resources = o
+    e.http_timeout = o.duration("httpTimeout")?.unwrap_or(0);
+    e.node_cache_capable = o.bool("nodeCacheCapable")?.unwrap_or(false);
+    e.managed_resources = o
         .with("managedResources", |f| {
             f.items("[]v1.ExtenderManagedResource")?
                 .iter()
@@ -256,14 +244,9 @@ fn extender(f: Field, strict: &mut Strict) -> Res<Extender> {
                 .collect()
         })?
         .unwrap_or_default();
-    o.bool("ignorable")?;
+    e.ignorable = o.bool("ignorable")?.unwrap_or(false);
     o.finish(strict);
-    Ok(Extender {
-        prioritize_verb,
-        weight,
-        bind_verb,
-        managed_resources,
-    })
+    Ok(e)
 }
 
 /// `mergePluginSet`: the defaults less the disabled ones (all with `*`), a default the custom

@@ -1,6 +1,7 @@
 //! The explanation: the documented, stable schema (`-o json|yaml`) that scripts, the conformance
 //! suite and the table view all read. Built from a `CycleResult`; renderers live beside it.
 
+pub mod extenders;
 pub mod placement;
 pub mod table;
 
@@ -26,7 +27,12 @@ pub enum Stage {
     PreEnqueue,
     /// PreFilter rejected the pod, or its node list left this node out.
     PreFilter,
+    /// A Filter plugin or a filter extender rejected the node.
     Filter,
+    /// kube-scheduler did not evaluate the node: the pod's nominated node passed first (the
+    /// Filter plugins' verdicts here are in `allReasons`), or the node passed the Filter plugins
+    /// and a filter extender's error ended the cycle.
+    NotEvaluated,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -96,6 +102,9 @@ pub struct PreemptionExplanation {
     pub failures: BTreeMap<String, PluginStatus>,
     /// How many candidates the real scheduler gathers (from a random start) before choosing.
     pub sampled_candidates: usize,
+    /// Candidates an extender's preempt verb left out: node → extender.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub dropped_by_extenders: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -128,6 +137,12 @@ pub struct Explanation {
     pub notes: Vec<String>,
     /// A plugin failed with an error (the real scheduler would retry the pod).
     pub error: Option<String>,
+    /// The configuration's scheduler extenders, and whether they were called.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extenders: Option<extenders::ExtendersExplanation>,
+    /// Every request made to an extender, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extender_calls: Vec<extenders::CallExplanation>,
 }
 
 impl Explanation {
@@ -154,9 +169,11 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
     }
     // Feasible nodes best first, then the others, by name: ordered as indices, since moving
     // thousands of explanations around costs more than building them.
-    let feasible_at = |i: usize| {
-        r.gated.is_none() && matches!(&r.nodes[i], NodeOutcome::Filtered(f) if f.first.is_none())
-    };
+    let mut is_feasible = vec![false; snapshot.num_nodes()];
+    for &i in &r.feasible {
+        is_feasible[i] = r.gated.is_none();
+    }
+    let feasible_at = |i: usize| is_feasible[i];
     let mut keyed: Vec<(bool, Option<i64>, &str, usize)> = (0..snapshot.num_nodes())
         .map(|i| {
             (
@@ -200,6 +217,18 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.reasons = s.reasons.clone();
                     }
                 }
+                NodeOutcome::Filtered(_) if feasible_at(i) => {
+                    e.feasible = true;
+                    if let Some(scores) = score_of[i] {
+                        e.scores = scores.by_plugin.iter().copied().collect();
+                        e.total = Some(scores.total);
+                    }
+                }
+                // The nominated node passed first: kube-scheduler filtered no other node.
+                NodeOutcome::Filtered(f) if r.nominated_fast_path.is_some() => {
+                    e.stage = Some(Stage::NotEvaluated);
+                    e.all_reasons = f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
+                }
                 NodeOutcome::Filtered(f) => match &f.first {
                     Some(first) => {
                         e.stage = Some(Stage::Filter);
@@ -209,13 +238,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.all_reasons =
                             f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
                     }
-                    None => {
-                        e.feasible = true;
-                        if let Some(scores) = score_of[i] {
-                            e.scores = scores.by_plugin.iter().copied().collect();
-                            e.total = Some(scores.total);
-                        }
-                    }
+                    None => e.stage = Some(Stage::NotEvaluated),
                 },
             }
             e
@@ -289,6 +312,11 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 .map(|(n, s)| (n.to_string(), plugin_status(s)))
                 .collect(),
             sampled_candidates: outcome.sampled_candidates,
+            dropped_by_extenders: outcome
+                .dropped_by_extenders
+                .iter()
+                .map(|(n, e)| (n.to_string(), e.to_string()))
+                .collect(),
         }
     });
 
@@ -333,6 +361,10 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
         }
     }
 
+    let (extenders, extender_calls, extender_notes) =
+        extenders::build(fw, pod, r, !selected.is_empty());
+    notes.extend(extender_notes);
+
     Explanation {
         pod: pod.key(),
         priority: pod.priority,
@@ -350,6 +382,8 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
         binding: r.binding.clone(),
         notes,
         error: r.error.as_ref().map(Status::message),
+        extenders,
+        extender_calls,
     }
 }
 

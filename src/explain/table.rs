@@ -50,7 +50,7 @@ fn verdict(n: &NodeExplanation, selected: bool, style: Style) -> String {
         }
     } else {
         match n.stage {
-            Some(Stage::PreEnqueue) => style.dim("not tried"),
+            Some(Stage::PreEnqueue | Stage::NotEvaluated) => style.dim("not tried"),
             _ => style.bad("no"),
         }
     }
@@ -61,7 +61,9 @@ fn why(n: &NodeExplanation) -> String {
         return String::new();
     }
     let mut out = String::new();
-    if let Some(p) = &n.plugin {
+    if n.stage == Some(Stage::NotEvaluated) {
+        out.push_str("not evaluated by kube-scheduler");
+    } else if let Some(p) = &n.plugin {
         let _ = write!(out, "{p}: ");
     } else if n.stage == Some(Stage::PreFilter) {
         out.push_str("PreFilter: ");
@@ -75,7 +77,12 @@ fn why(n: &NodeExplanation) -> String {
         .map(|(p, s)| format!("{p}: {}", s.reasons.join("; ")))
         .collect();
     if !others.is_empty() {
-        let _ = write!(out, "\n(also {})", others.join("; "));
+        let also = if n.stage == Some(Stage::NotEvaluated) {
+            "would fail"
+        } else {
+            "also"
+        };
+        let _ = write!(out, "\n({also} {})", others.join("; "));
     }
     out
 }
@@ -204,6 +211,7 @@ fn summary(e: &Explanation, style: Style, out: &mut String) {
     if let Some(p) = &e.preemption {
         preemption(e, p, style, out);
     }
+    super::extenders::render(e, style, out);
     for b in &e.binding {
         let _ = writeln!(out, "{} {b}", style.dim("VolumeBinding:"));
     }

@@ -1,7 +1,8 @@
 //! The scheduling framework: extension points, cycle state, the runner that executes a profile,
-//! and the FitError message.
+//! the scheduler extenders it calls, and the FitError message.
 
 pub mod cycle_state;
+pub mod extender;
 pub mod fit_error;
 pub mod plugin;
 pub mod profile;

@@ -297,6 +297,8 @@ pub fn build(
         pre_bind: Vec::new(),
         percentage_of_nodes_to_score,
         parallel: true,
+        extenders: Vec::new(),
+        extender_clients: Vec::new(),
     };
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     let mut index_of = |fw: &mut Framework, name: &str| -> usize {

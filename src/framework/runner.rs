@@ -4,6 +4,7 @@
 //! recording where the real scheduler would have stopped.
 
 use super::cycle_state::CycleState;
+use super::extender::{self, Extender, ExtenderConfig, Feasible};
 use super::fit_error;
 use super::plugin::{Cx, Plugin, PostFilterOutcome, PreFilterNodes};
 use super::snapshot::Snapshot;
@@ -52,6 +53,11 @@ pub struct Framework {
     pub percentage_of_nodes_to_score: Option<i32>,
     /// Filter and score nodes on several threads (results are identical either way).
     pub parallel: bool,
+    /// The configuration's scheduler extenders, in the order kube-scheduler calls them.
+    pub extenders: Vec<ExtenderConfig>,
+    /// Their clients, in the same order, when the user lets them be called (`--call-extenders`);
+    /// without them the cycle runs as if no extender were configured.
+    pub extender_clients: Vec<Arc<dyn Extender>>,
 }
 
 /// `NodeToStatus`: the status of every node that failed, plus the one of nodes never filtered.
@@ -117,6 +123,10 @@ pub struct CycleResult {
     pub num_nodes_to_find: usize,
     /// What Reserve/PreBind plugins would do on the first selected node.
     pub binding: Vec<String>,
+    /// The requests made to extenders, in order (preemption's are in its outcome).
+    pub extender_calls: Vec<extender::Call>,
+    /// Feasible nodes scored as the Node object a non-nodeCacheCapable extender returned.
+    pub scored_as_returned: Vec<usize>,
 }
 
 fn rejected_reasons_status(plugin: &'static str, s: Status) -> Status {
@@ -546,6 +556,8 @@ impl Framework {
             error: None,
             num_nodes_to_find: self.num_feasible_nodes_to_find(n),
             binding: Vec::new(),
+            extender_calls: Vec::new(),
+            scored_as_returned: Vec::new(),
         };
         for &i in &self.pre_enqueue {
             let s = self.plugin(i).pre_enqueue(pod);
@@ -620,30 +632,50 @@ impl Framework {
         if result.error.is_some() {
             return result;
         }
-        if let Some(nominated) = pod
-            .nominated_node_name
-            .and_then(|name| snapshot.node_index(name))
-            && result.feasible.contains(&nominated)
-        {
-            result.nominated_fast_path = Some(nominated);
-        }
+        let mut feasible = match self.pass_extenders(&cx, &mut statuses, &mut result) {
+            Ok(f) => f,
+            Err(e) => {
+                // The error is the whole FailedScheduling message: no FitError, no PostFilter.
+                result.feasible.clear();
+                result.message = e.message();
+                result.message_before_post_filter = result.message.clone();
+                result.error = Some(e);
+                return result;
+            }
+        };
+        feasible.sort_by_key(|f| f.index);
+        result.feasible = feasible.iter().map(|f| f.index).collect();
+        result.scored_as_returned = feasible
+            .iter()
+            .filter(|f| f.fresh.is_some())
+            .map(|f| f.index)
+            .collect();
         if result.feasible.is_empty() {
             let explicit = statuses.by_node.len();
             result.message_before_post_filter = fit_error::message(n, None, &statuses, explicit);
             self.finish_with_post_filter(&cx, &state, &statuses, &mut result);
             return result;
         }
-        result.scoring_skipped = result.feasible.len() == 1 || result.nominated_fast_path.is_some();
-        let feasible_infos: Vec<&NodeInfo> = result
-            .feasible
-            .iter()
-            .map(|&i| &snapshot.nodes[i])
-            .collect();
+        result.scoring_skipped = result.feasible.len() == 1;
+        let feasible_infos: Vec<&NodeInfo> = feasible.iter().map(|f| f.info(snapshot)).collect();
         match self.score_nodes(&cx, &mut state, &feasible_infos) {
             Ok(scores) => result.scores = scores,
             Err(e) => {
                 result.error = Some(e);
                 return result;
+            }
+        }
+        let by_extenders = extender::prioritize(
+            &self.extender_clients,
+            pod,
+            &feasible_infos,
+            result.scoring_skipped,
+            &mut result.extender_calls,
+        );
+        for (scores, extra) in result.scores.iter_mut().zip(by_extenders) {
+            for (name, score) in extra {
+                scores.by_plugin.push((name, score));
+                scores.total = scores.total.wrapping_add(score);
             }
         }
         result.selected = match result.nominated_fast_path {
@@ -671,6 +703,65 @@ impl Framework {
             }
         }
         result
+    }
+
+    /// What kube-scheduler does after the Filter plugins: the nominated node alone through the
+    /// filter extenders (`evaluateNominatedNode`; if it passes, no other node is looked at),
+    /// else every node that passed the plugins (`findNodesThatPassExtenders`). Nodes extenders
+    /// reject get their status; an extender error that is not ignorable fails the cycle.
+    fn pass_extenders(
+        &self,
+        cx: &Cx,
+        statuses: &mut NodeToStatus,
+        result: &mut CycleResult,
+    ) -> Result<Vec<Feasible>, Status> {
+        let snapshot = cx.snapshot;
+        let mut pass = |nodes: Vec<Feasible>, result: &mut CycleResult| {
+            let passed = extender::find_nodes_that_pass(
+                &self.extender_clients,
+                cx.pod,
+                snapshot,
+                nodes,
+                statuses,
+                &mut result.extender_calls,
+            );
+            // Where each node stopped, also when a later extender failed.
+            let rejected = passed
+                .rejected
+                .into_iter()
+                .filter_map(|(name, s)| snapshot.node_index(name).map(|i| (i, s)));
+            let dropped = passed
+                .dropped
+                .into_iter()
+                .map(|(i, extender)| (i, extender::dropped_status(extender)));
+            for (i, status) in rejected.chain(dropped) {
+                if let NodeOutcome::Filtered(f) = &mut result.nodes[i]
+                    && f.first.is_none()
+                {
+                    f.first = Some(status);
+                }
+            }
+            match passed.error {
+                Some(e) => Err(e),
+                None => Ok(passed.feasible),
+            }
+        };
+        if let Some(nominated) = cx
+            .pod
+            .nominated_node_name
+            .and_then(|name| snapshot.node_index(name))
+            .filter(|i| result.feasible.contains(i))
+        {
+            // Upstream only logs an error on this pass, then evaluates every node.
+            if let Ok(passed) = pass(vec![Feasible::of(nominated)], result)
+                && !passed.is_empty()
+            {
+                result.nominated_fast_path = Some(nominated);
+                return Ok(passed);
+            }
+        }
+        let nodes = result.feasible.iter().copied().map(Feasible::of).collect();
+        pass(nodes, result)
     }
 
     fn finish_with_post_filter(

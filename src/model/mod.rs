@@ -1,6 +1,7 @@
 //! The cluster model: API objects parsed once into compact, interned, indexed values.
 
 pub mod affinity;
+pub mod api_object;
 pub mod cluster;
 pub mod declared_features;
 pub mod defaults;

@@ -1,5 +1,6 @@
 //! A node as the scheduler sees it.
 
+use super::api_object::{self, ApiObject};
 use super::declared_features::FeatureSet;
 use super::error::ObjectError;
 use super::intern::Str;
@@ -31,6 +32,8 @@ pub struct Node {
     pub ready: Option<bool>,
     /// `status.declaredFeatures`, as NodeDeclaredFeatures reads it.
     pub declared_features: FeatureSet,
+    /// The API object, when extenders will be sent it (`api_object::keep`).
+    pub api_object: Option<ApiObject>,
 }
 
 impl Node {
@@ -113,6 +116,7 @@ impl Node {
                     .and_then(|s| s.declared_features.as_deref())
                     .unwrap_or_default(),
             ),
+            api_object: api_object::kept(n),
         })
     }
 }

@@ -3,6 +3,7 @@
 //! for the few rarely-hot parts kept as API types (volumes, topology spread constraints).
 
 use super::affinity::PodAffinity;
+use super::api_object::{self, ApiObject};
 use super::declared_features::FeatureSet;
 use super::error::ObjectError;
 use super::intern::Str;
@@ -112,6 +113,8 @@ pub struct Pod {
     /// The images of image volumes, normalised likewise.
     pub volume_images: Vec<Str>,
     pub num_containers: usize,
+    /// The API object, when extenders will be sent it (`api_object::keep`).
+    pub api_object: Option<ApiObject>,
 }
 
 /// `normalizedImageName` of ImageLocality.
@@ -464,6 +467,7 @@ impl Pod {
                 .map(|i| Str::new(normalized_image_name(i.reference.as_deref().unwrap_or(""))))
                 .collect(),
             num_containers: init_containers.len() + spec.containers.len(),
+            api_object: api_object::kept(p),
         })
     }
 }

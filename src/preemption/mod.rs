@@ -4,6 +4,7 @@
 //! some of them from a random offset, which the outcome reports.
 
 use crate::framework::cycle_state::CycleState;
+use crate::framework::extender;
 use crate::framework::fit_error;
 use crate::framework::plugin::Cx;
 use crate::framework::runner::{Framework, NodeToStatus};
@@ -74,6 +75,10 @@ pub struct Outcome {
     pub failures: Vec<(Str, Status)>,
     /// How many candidates the real scheduler would gather before choosing.
     pub sampled_candidates: usize,
+    /// Candidates an extender's preempt verb left out: (node, extender).
+    pub dropped_by_extenders: Vec<(Str, &'static str)>,
+    /// The requests made to extenders' preempt verbs, in order.
+    pub extender_calls: Vec<extender::Call>,
     /// The PostFilter message (empty when a node is nominated).
     pub message: String,
 }
@@ -336,6 +341,31 @@ pub fn preempt(
             Status::unschedulable(format!("preemption: {}", out.message)),
             out,
         );
+    }
+    if !fw.extender_clients.is_empty() {
+        match extender::process_preemption(
+            &fw.extender_clients,
+            pod,
+            snapshot,
+            &out.candidates,
+            &mut out.extender_calls,
+        ) {
+            Ok(answer) => {
+                out.candidates = answer.candidates;
+                out.dropped_by_extenders = answer.dropped;
+            }
+            Err(e) => {
+                out.message = e;
+                return (Status::error(format!("preemption: {}", out.message)), out);
+            }
+        }
+        if out.candidates.is_empty() {
+            out.message = "no candidate node for preemption".into();
+            return (
+                Status::unschedulable(format!("preemption: {}", out.message)),
+                out,
+            );
+        }
     }
     out.tied = tied_candidates(&out.candidates);
     out.nominated_node = out.tied.first().copied();

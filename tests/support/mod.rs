@@ -1,8 +1,9 @@
-//! Shared by the integration tests that talk to a (fake) API server: the server itself, and
-//! helpers to write kubeconfigs and run the binaries against it.
+//! Shared by the integration tests that talk to a (fake) API server or scheduler extender: the
+//! servers themselves, and helpers to write kubeconfigs and run the binaries against them.
 #![allow(dead_code)]
 
 pub mod apiserver;
+pub mod extender;
 
 use apiserver::ApiServer;
 use std::path::{Path, PathBuf};
