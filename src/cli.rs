@@ -72,9 +72,22 @@ pub struct GlobalArgs {
     /// When to use colours (NO_COLOR in the environment also turns them off)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// The most one input (--snapshot, -f) may hold once decompressed, e.g. 4Gi; the default
+    /// is about 8 times the snapshot of a 5,000-node, 150,000-pod cluster
+    #[arg(long, global = true, value_name = "SIZE", default_value = "1Gi", value_parser = parse_size)]
+    pub max_input_size: u64,
     /// More detail on errors and warnings
     #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// A size in bytes written as a quantity (`1Gi`, `500M`, `1073741824`).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let q = crate::model::quantity::Quantity::parse(s).map_err(|e| format!("{s:?}: {e}"))?;
+    u64::try_from(q.value())
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{s:?}: expected a positive size such as 1Gi"))
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -142,8 +142,8 @@ struct Read {
     resource_version: Option<String>,
 }
 
-fn read_file(path: &str) -> Result<Read, Failure> {
-    let cluster = file::load(path).map_err(Failure::bad_input)?;
+fn read_file(path: &str, limits: file::Limits) -> Result<Read, Failure> {
+    let cluster = file::load_with(path, limits).map_err(Failure::bad_input)?;
     for w in &cluster.warnings {
         eprintln!("warning: {w}");
     }
@@ -225,13 +225,13 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
     let selection = selection(global, args)?;
     let source = Source::open(global)?;
     let read = match &source {
-        Source::File(path) => {
+        Source::File { path, limits } => {
             if args.watch {
                 return Err(Failure::bad_input(anyhow!(
                     "--watch needs a live cluster: a snapshot does not change (drop --snapshot)"
                 )));
             }
-            read_file(path)?
+            read_file(path, *limits)?
         }
         Source::Live(live) => read_live(
             live,

@@ -2,7 +2,7 @@
 
 use super::profiles::{frameworks, profile_for};
 use super::render::{print_structured, table_options};
-use super::source::Source;
+use super::source::{Source, limits};
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, WhatifArgs};
@@ -24,7 +24,7 @@ pub fn load_pod(
     namespace: &str,
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
-    let mut w = workload::from_value(&display, value)?;
+    let mut w = workload::from_value(&display, value, namespace)?;
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()
@@ -39,15 +39,37 @@ pub fn load_pod(
         )));
     }
     defaults::pod(pod, namespace);
-    let object = format!(
-        "{}/{}",
-        pod.metadata.namespace.as_deref().unwrap_or(""),
-        pod.metadata.name.as_deref().unwrap_or("")
-    );
-    validate::pod(pod).map_err(|e| {
+    let object = w.object.clone().unwrap_or_else(|| {
+        format!(
+            "Pod {}/{}",
+            pod.metadata.namespace.as_deref().unwrap_or(""),
+            pod.metadata.name.as_deref().unwrap_or("")
+        )
+    });
+    let refused =
+        |reason: String| Failure::bad_input(anyhow!("{display}: {object} is forbidden: {reason}",));
+    validate::pod(pod).map_err(|errors| {
+        // A template's errors are the workload's, at the template's place in it; its name and
+        // namespace are the workload's own.
+        let errors = match &w.object {
+            None => errors,
+            Some(_) => validate::Errors(
+                errors
+                    .0
+                    .into_iter()
+                    .map(|e| match e.field.as_str() {
+                        "metadata.name" | "metadata.namespace" => e,
+                        _ => validate::Errors(vec![e])
+                            .within("spec.template")
+                            .0
+                            .remove(0),
+                    })
+                    .collect(),
+            ),
+        };
         Failure::bad_input(anyhow!(
-            "{display}: Pod {object} is invalid:\n  {}",
-            e.0.join("\n  ")
+            "{display}: {object} is invalid:\n  {}",
+            errors.to_string().replace('\n', "\n  ")
         ))
     })?;
     let classes: Vec<_> = cluster
@@ -71,19 +93,25 @@ pub fn load_pod(
             ..Default::default()
         })
         .collect();
-    defaults::admit_priority(pod, &classes).map_err(|defaults::UnknownPriorityClass(class)| {
-        Failure::bad_input(anyhow!(
-            "{display}: pods {:?} is forbidden: no PriorityClass with name {class} was found",
-            pod.metadata.name.as_deref().unwrap_or("")
-        ))
-    })?;
+    defaults::admit_priority(pod, &classes).map_err(|defaults::Refused(r)| refused(r))?;
+    if let Some(warning) = defaults::admit_runtime_class(pod, &cluster.runtime_classes)
+        .map_err(|defaults::Refused(r)| refused(r))?
+    {
+        eprintln!("warning: {display}: {warning}");
+    }
     let parsed = Pod::from_k8s(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
     Ok((parsed, w))
 }
 
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     // The file first: a typo should not wait for a cluster read.
-    let document = file::load_single(&args.file).map_err(Failure::bad_input)?;
+    if args.file == "-" && global.snapshot.as_deref() == Some("-") {
+        return Err(Failure::bad_input(anyhow!(
+            "--snapshot - and -f - cannot both read stdin: give one of them a file"
+        )));
+    }
+    let document =
+        file::load_single_with(&args.file, limits(global)).map_err(Failure::bad_input)?;
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;
     let (pod, workload) = load_pod(

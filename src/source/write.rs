@@ -110,6 +110,7 @@ pub fn redact(dump: &mut Dump) {
         replication_controllers,
         replica_sets,
         stateful_sets,
+        runtime_classes,
         leases,
         events
     );
@@ -149,6 +150,7 @@ pub fn counts(dump: &Dump) -> Vec<(&'static str, usize)> {
         ("replicationcontrollers", dump.replication_controllers.len()),
         ("replicasets", dump.replica_sets.len()),
         ("statefulsets", dump.stateful_sets.len()),
+        ("runtimeclasses", dump.runtime_classes.len()),
         ("leases", dump.leases.len()),
         ("leasecandidates", dump.lease_candidates.len()),
         ("events", dump.events.len()),
@@ -221,6 +223,7 @@ pub fn write<W: Write>(dump: &Dump, format: Format, out: &mut W) -> std::io::Res
     w.all(&dump.replication_controllers)?;
     w.all(&dump.replica_sets)?;
     w.all(&dump.stateful_sets)?;
+    w.all(&dump.runtime_classes)?;
     w.all(&dump.leases)?;
     w.all(&dump.lease_candidates)?;
     w.all(&dump.events)?;

@@ -121,6 +121,7 @@ pub const RESOURCES: &[Resource] = &[
         "volumeattachments",
         false,
     ),
+    r("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", false),
     r("coordination.k8s.io", "v1", "Lease", "leases", true),
     r(
         "coordination.k8s.io",
