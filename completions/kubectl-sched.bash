@@ -59,7 +59,7 @@ _kubectl__sched() {
 
     case "${cmd}" in
         kubectl__sched)
-            opts="-n -o -v -h -V --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version whatif explain lease snapshot completions help"
+            opts="-n -o -v -h -V --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version whatif explain lease snapshot completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -109,6 +109,10 @@ _kubectl__sched() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -117,7 +121,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__completions)
-            opts="-n -o -v -h -V --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version bash elvish fish powershell zsh"
+            opts="-n -o -v -h -V --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -167,6 +171,10 @@ _kubectl__sched() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -175,7 +183,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__explain)
-            opts="-A -n -o -v -h -V --all-pending --config --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-A -n -o -v -h -V --all-namespaces --all-pending --config --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -227,6 +235,10 @@ _kubectl__sched() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -335,7 +347,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__lease)
-            opts="-A -w -n -o -v -h -V --all-namespaces --nodes --watch --renewals --renew-deadline --retry-period --node-grace-period --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-A -w -n -o -v -h -V --all-namespaces --nodes --watch --renewals --renew-deadline --retry-period --node-grace-period --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -397,6 +409,10 @@ _kubectl__sched() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -405,7 +421,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__snapshot)
-            opts="-f -n -o -v -h -V --file --no-redact --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-f -n -o -v -h -V --file --no-redact --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -463,6 +479,10 @@ _kubectl__sched() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -471,7 +491,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__whatif)
-            opts="-f -n -o -v -h -V --filename --replicas --max --config --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-f -n -o -v -h -V --filename --replicas --max --limit --config --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -486,6 +506,10 @@ _kubectl__sched() {
                     return 0
                     ;;
                 --replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -535,6 +559,10 @@ _kubectl__sched() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -14,6 +14,7 @@ pub mod model;
 pub mod plugins;
 pub mod preemption;
 pub mod source;
+pub mod term;
 #[cfg(test)]
 pub mod testing;
 

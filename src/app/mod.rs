@@ -99,12 +99,12 @@ pub fn main(plugin: Option<&str>) -> i32 {
         Ok(code) => code,
         Err(f) => {
             if verbose > 0 {
-                eprintln!("error: {:?}", f.error);
+                eprintln!("error: {}", crate::term::escape(&format!("{:?}", f.error)));
                 if let Some(detail) = &f.detail {
-                    eprintln!("\ndetail:\n{detail}");
+                    eprintln!("\ndetail:\n{}", crate::term::escape(detail));
                 }
             } else {
-                eprintln!("error: {f}");
+                eprintln!("error: {}", crate::term::escape(&f.to_string()));
             }
             f.code
         }

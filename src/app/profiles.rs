@@ -10,10 +10,15 @@ use std::path::Path;
 pub fn frameworks(config: Option<&Path>, serial: bool) -> Result<Vec<Framework>, Failure> {
     let mut fws = match config {
         None => vec![crate::framework::profile::default_framework()],
+        Some(path) if path == Path::new("-") => {
+            return Err(Failure::bad_input(anyhow!(
+                "--config - is not supported: stdin is for --snapshot and -f; give the configuration's file name"
+            )));
+        }
         Some(path) => {
             let loaded = crate::config::load(path).map_err(Failure::bad_input)?;
             for w in &loaded.warnings {
-                eprintln!("warning: {w}");
+                super::render::warn(w);
             }
             loaded.frameworks
         }

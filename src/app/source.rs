@@ -94,7 +94,7 @@ impl Source {
                 let cluster = file::load_with(path, *limits).map_err(Failure::bad_input)?;
                 // What the snapshot's own read could not see.
                 for w in &cluster.meta.incomplete {
-                    eprintln!("warning: {path} is incomplete: {w}");
+                    super::render::warn(&format!("{path} is incomplete: {w}"));
                 }
                 cluster
             }
@@ -109,7 +109,7 @@ impl Source {
             }
         };
         for w in &cluster.warnings {
-            eprintln!("warning: {w}");
+            super::render::warn(w);
         }
         Ok(Arc::new(cluster))
     }

@@ -1,7 +1,7 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
 use super::profiles::{frameworks, profile_for};
-use super::render::{print_structured, table_options};
+use super::render::{print_structured, print_text, table_options, warn};
 use super::source::{Source, limits};
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
@@ -13,6 +13,7 @@ use crate::model::cluster::Cluster;
 use crate::model::{defaults, pod::Pod, validate};
 use crate::source::file;
 use anyhow::anyhow;
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 /// Defaults, validates and admits the pod of the `-f` object as the API server would: a pod
@@ -97,7 +98,7 @@ pub fn load_pod(
     if let Some(warning) = defaults::admit_runtime_class(pod, &cluster.runtime_classes)
         .map_err(|defaults::Refused(r)| refused(r))?
     {
-        eprintln!("warning: {display}: {warning}");
+        warn(&format!("{display}: {warning}"));
     }
     let parsed = Pod::from_k8s(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
     Ok((parsed, w))
@@ -123,10 +124,16 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let fws = frameworks(args.scheduler.config.as_deref(), args.scheduler.serial)?;
     let fw = profile_for(&fws, &pod.scheduler_name)?;
     let replicas = if args.max {
-        Some(usize::MAX)
+        Some(args.limit)
     } else {
         args.replicas.or(workload.replicas)
     };
+    if let Some(n) = replicas.filter(|&n| n > args.limit) {
+        return Err(Failure::bad_input(anyhow!(
+            "{n} replicas is more than --limit {}: raise --limit to place that many",
+            args.limit
+        )));
+    }
     let Some(replicas) = replicas else {
         let snapshot = Snapshot::new(cluster, None);
         let result = fw.schedule(&snapshot, &pod);
@@ -141,25 +148,30 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
     workload.register_owner(&mut cluster, pod.namespace);
     let mut snapshot = Snapshot::new(Arc::new(cluster), None);
-    // `--max` stops at the first replica that fits nowhere; the cap only guards a runaway loop.
+    // `--max` stops at the first replica that fits nowhere, or at `--limit`: a node that takes
+    // a billion pods of this shape would otherwise be filled one by one.
     let limit = if args.max {
-        max_replicas(&snapshot)
+        replicas.min(max_replicas(&snapshot))
     } else {
         replicas
     };
-    let seq = sequence::place(fw, &mut snapshot, &pod, limit);
+    let mut progress = Progress::new();
+    let seq =
+        sequence::place_reporting(fw, &mut snapshot, &pod, limit, &mut |n| progress.placed(n));
+    progress.done();
     let report = explain::placement::build(
         &snapshot,
         &pod,
         workload.description.as_deref(),
         (!args.max).then_some(replicas),
+        args.max.then_some(args.limit),
         &seq,
     );
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
-        Output::Table | Output::Wide => print!(
-            "{}",
-            explain::placement::render(&report, table_options(global))
+        Output::Table | Output::Wide => print_text(
+            global,
+            &explain::placement::render(&report, table_options(global)),
         ),
     }
     Ok(if args.max || report.placed == replicas {
@@ -167,6 +179,48 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     } else {
         EXIT_UNSCHEDULABLE
     })
+}
+
+/// A count of replicas placed, redrawn on stderr while a long placement runs on a terminal.
+struct Progress {
+    started: std::time::Instant,
+    drawn: Option<std::time::Instant>,
+    terminal: bool,
+}
+
+impl Progress {
+    /// Quiet for the first second: most placements are over by then.
+    const QUIET: std::time::Duration = std::time::Duration::from_secs(1);
+    const EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+    fn new() -> Progress {
+        Progress {
+            started: std::time::Instant::now(),
+            drawn: None,
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn placed(&mut self, n: usize) {
+        if !self.terminal || n % 64 != 0 {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let due = match self.drawn {
+            None => now - self.started >= Self::QUIET,
+            Some(t) => now - t >= Self::EVERY,
+        };
+        if due {
+            eprint!("\rplacing replicas: {n} placed…");
+            self.drawn = Some(now);
+        }
+    }
+
+    fn done(&self) {
+        if self.drawn.is_some() {
+            eprint!("\r\x1b[K");
+        }
+    }
 }
 
 /// Every node's pod capacity: no sequence of placements can go beyond it.
@@ -183,7 +237,7 @@ pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failu
     match global.output {
         Output::Json | Output::Yaml => print_structured(e, global.output),
         Output::Table | Output::Wide => {
-            print!("{}", explain::table::render(e, table_options(global)));
+            print_text(global, &explain::table::render(e, table_options(global)));
             Ok(())
         }
     }

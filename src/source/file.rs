@@ -107,33 +107,44 @@ fn read_input(
     } else {
         Box::new(rest)
     };
-    let mut bytes = Vec::new();
-    body.take(limits.max_input.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            if gzip {
-                LoadError::Content {
-                    path: path.to_string(),
-                    message: format!("cannot decompress gzip data: {e}"),
-                }
-            } else {
-                io(e)
+    let read_error = |e: std::io::Error| {
+        if gzip {
+            LoadError::Content {
+                path: path.to_string(),
+                message: format!("cannot decompress gzip data: {e}"),
             }
-        })?;
-    if bytes.len() as u64 > limits.max_input {
-        let limit = human_bytes(limits.max_input);
-        return Err(LoadError::Content {
-            path: path.to_string(),
-            message: if gzip {
-                format!(
-                    "expands past {limit} when decompressed, the limit for one input (--max-input-size raises it)"
-                )
-            } else {
-                format!(
-                    "holds more than {limit}, the limit for one input (--max-input-size raises it)"
-                )
-            },
-        });
+        } else {
+            io(e)
+        }
+    };
+    // Chunk by chunk, checking the bound before growing: a buffer that doubles past it could
+    // need twice the bound in memory just to find out.
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut body = body;
+    loop {
+        let n = match body.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_error(e)),
+        };
+        if (bytes.len() + n) as u64 > limits.max_input {
+            let limit = human_bytes(limits.max_input);
+            return Err(LoadError::Content {
+                path: path.to_string(),
+                message: if gzip {
+                    format!(
+                        "expands past {limit} when decompressed, the limit for one input (--max-input-size raises it)"
+                    )
+                } else {
+                    format!(
+                        "holds more than {limit}, the limit for one input (--max-input-size raises it)"
+                    )
+                },
+            });
+        }
+        bytes.extend_from_slice(&chunk[..n]);
     }
     Ok((path.to_string(), bytes))
 }
