@@ -111,6 +111,13 @@ impl Source {
         for w in &cluster.warnings {
             super::render::warn(w);
         }
+        if cluster.nodes.is_empty() {
+            let what = match self {
+                Source::File { path, .. } => path.clone(),
+                Source::Live(l) => format!("the cluster at {}", l.target.server()),
+            };
+            super::render::warn(&format!("{what} holds no Node: no pod can be placed"));
+        }
         Ok(Arc::new(cluster))
     }
 }

@@ -115,6 +115,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         file::load_single_with(&args.file, limits(global)).map_err(Failure::bad_input)?;
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;
+    let display = document.0.clone();
     let (pod, workload) = load_pod(
         document,
         global.namespace.as_deref(),
@@ -122,7 +123,8 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &cluster,
     )?;
     let fws = frameworks(args.scheduler.config.as_deref(), args.scheduler.serial)?;
-    let fw = profile_for(&fws, &pod.scheduler_name)?;
+    let fw = profile_for(&fws, &pod.scheduler_name)
+        .map_err(|f| Failure::bad_input(anyhow!("{display}: {}", f.error)))?;
     let replicas = if args.max {
         Some(args.limit)
     } else {
@@ -130,7 +132,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     };
     if let Some(n) = replicas.filter(|&n| n > args.limit) {
         return Err(Failure::bad_input(anyhow!(
-            "{n} replicas is more than --limit {}: raise --limit to place that many",
+            "{display}: {n} replicas is more than --limit {}: raise --limit to place that many",
             args.limit
         )));
     }

@@ -165,7 +165,7 @@ pub struct ClusterBuilder {
     pending: Vec<PendingAdmission>,
     errors: Vec<ObjectError>,
     /// Every object by kind, namespace and name: the API server holds one of each.
-    seen: std::collections::HashSet<(&'static str, Str, Str)>,
+    seen: rustc_hash::FxHashSet<(&'static str, Str, Str)>,
     /// Field errors of objects the API server would have refused, and how many there are.
     invalid: (Vec<String>, usize),
 }

@@ -496,13 +496,28 @@ fn check_kind(
 
 /// Types one object from its text, straight into its API type: fast, but names no field and
 /// reads `null` and a few other spellings as the API server would not. `None` when that fails;
-/// the generic path then decides.
-fn fast_item<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Option<(Option<Object>, Vec<String>)> {
-    let mut unknown = Vec::new();
-    let mut record = |p: serde_ignored::Path| unknown.push(ignored_path(&p));
+/// the generic path then decides. With `unknown`, also the paths of fields the type does not have.
+fn fast_item<'de, D: Deserializer<'de>>(
+    kind: &str,
+    d: D,
+    unknown: bool,
+) -> Option<(Option<Object>, Vec<String>)> {
+    if !unknown {
+        return Some((Object::deserialize(kind, d).ok()?, Vec::new()));
+    }
+    let mut paths = Vec::new();
+    let mut record = |p: serde_ignored::Path| paths.push(ignored_path(&p));
     let object =
         Object::deserialize(kind, serde_ignored::Deserializer::new(d, &mut record)).ok()?;
-    Some((object, unknown))
+    Some((object, paths))
+}
+
+/// Whether the fast path looks for unknown fields in the object at this index of its input:
+/// in the first BATCH objects, then in one in 64. Tracking fields costs an allocation per key;
+/// a field a newer API server adds is in every object of its kind, and a hand-edited dump is
+/// small. (The generic path, which every object that does not type cleanly takes, always looks.)
+fn looks_for_unknown(index: usize) -> bool {
+    index < BATCH || index % 64 == 0
 }
 
 /// Items are converted in parallel in batches of this size, keeping memory bounded.
@@ -527,11 +542,15 @@ fn add_batched<T: Sync, I: IntoIterator<Item = Item> + Send>(
     tally: &mut Tally,
     pieces: &[T],
     added: &mut usize,
-    objects: impl Fn(&T) -> Result<I, LoadError> + Sync,
+    objects: impl Fn(usize, &T) -> Result<I, LoadError> + Sync,
 ) -> Result<(), LoadError> {
     use rayon::prelude::*;
-    for chunk in pieces.chunks(BATCH) {
-        let parsed: Vec<Result<I, LoadError>> = chunk.par_iter().map(&objects).collect();
+    for (c, chunk) in pieces.chunks(BATCH).enumerate() {
+        let parsed: Vec<Result<I, LoadError>> = chunk
+            .par_iter()
+            .enumerate()
+            .map(|(i, piece)| objects(c * BATCH + i, piece))
+            .collect();
         for items in parsed {
             for i in items? {
                 *added += usize::from(!matches!(i, Item::Unknown { .. }));
@@ -549,7 +568,7 @@ fn add_values(
     path: &str,
     values: &[Value],
 ) -> Result<(), LoadError> {
-    add_batched(builder, tally, values, &mut 0, |v| value_item(path, v))
+    add_batched(builder, tally, values, &mut 0, |_, v| value_item(path, v))
 }
 
 /// Types one object from its generic value as the API server decodes it; errors name the object
@@ -602,10 +621,14 @@ fn read_yaml_into(
             plain.push(doc);
             continue;
         };
-        add_batched(builder, tally, &plain, &mut 0, |u| unit_items(path, u))?;
+        add_batched(builder, tally, &plain, &mut 0, |i, u| {
+            unit_items(path, u, looks_for_unknown(i))
+        })?;
         plain.clear();
         let mut added = 0;
-        match add_batched(builder, tally, &items, &mut added, |u| unit_items(path, u)) {
+        match add_batched(builder, tally, &items, &mut added, |i, u| {
+            unit_items(path, u, looks_for_unknown(i))
+        }) {
             // An item may lean on another (an alias of an anchor defined in an earlier one): only
             // the whole document tells whether it is wrong.
             Err(LoadError::Syntax { .. }) => {
@@ -615,7 +638,9 @@ fn read_yaml_into(
             result => result?,
         }
     }
-    add_batched(builder, tally, &plain, &mut 0, |u| unit_items(path, u))
+    add_batched(builder, tally, &plain, &mut 0, |i, u| {
+        unit_items(path, u, looks_for_unknown(i))
+    })
 }
 
 /// A piece of a YAML file parsed on its own: a document, or an item of a List.
@@ -728,8 +753,8 @@ fn blank_or_comment(line: &str) -> bool {
 }
 
 /// The objects of one document or List item.
-fn unit_items(path: &str, unit: &Unit) -> Result<Vec<Item>, LoadError> {
-    if let Some(items) = typed_unit(unit) {
+fn unit_items(path: &str, unit: &Unit, unknown: bool) -> Result<Vec<Item>, LoadError> {
+    if let Some(items) = typed_unit(unit, unknown) {
         return Ok(items);
     }
     let value: Value =
@@ -750,7 +775,7 @@ fn unit_items(path: &str, unit: &Unit) -> Result<Vec<Item>, LoadError> {
 /// An object whose kind and apiVersion a scan finds, parsed straight into its API type. `None`
 /// when the scans cannot vouch for what they found, or the object does not parse that way: the
 /// generic path then decides, and says what is wrong, naming the object and field.
-fn typed_unit(unit: &Unit) -> Option<Vec<Item>> {
+fn typed_unit(unit: &Unit, unknown: bool) -> Option<Vec<Item>> {
     let kind = top_level_scalar(unit, "kind")?;
     let api_version = top_level_scalar(unit, "apiVersion")?;
     if is_list(kind) || !single_line_nodes(unit.text) {
@@ -763,6 +788,7 @@ fn typed_unit(unit: &Unit) -> Option<Vec<Item>> {
     };
     let seed = TypedSeed {
         kind: if skipped.is_some() { "" } else { kind },
+        unknown: unknown && skipped.is_none(),
     };
     let (object, unknown) = serde_saphyr::with_deserializer_from_str_with_options(
         unit.text,
@@ -806,14 +832,21 @@ fn typed_options(unit: &Unit) -> serde_saphyr::Options {
 fn single_line_nodes(text: &str) -> bool {
     // A block scalar's lines are those indented deeper than this.
     let mut block: Option<usize> = None;
-    for line in text.lines() {
-        let indent = line.len() - line.trim_start_matches(' ').len();
+    for line in text.as_bytes().split(|&b| b == b'\n') {
+        let indent = line.iter().take_while(|&&b| b == b' ').count();
         let rest = &line[indent..];
         if let Some(parent) = block {
-            if rest.trim().is_empty() || indent > parent {
+            if indent > parent || rest.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             block = None;
+        }
+        // Most lines hold nothing that could open a node spanning lines: skip them cheaply.
+        if !rest
+            .iter()
+            .any(|b| matches!(b, b'"' | b'\'' | b'{' | b'[' | b'|' | b'>' | b'?'))
+        {
+            continue;
         }
         match line_nodes(rest, indent) {
             LineNodes::Closed => {}
@@ -835,8 +868,7 @@ enum LineNodes {
 }
 
 /// What a line (after its indentation, at column `indent`) leaves open.
-fn line_nodes(rest: &str, indent: usize) -> LineNodes {
-    let b = rest.as_bytes();
+fn line_nodes(b: &[u8], indent: usize) -> LineNodes {
     let space = |i: usize| i >= b.len() || b[i] == b' ' || b[i] == b'\t';
     // The column of the node the line's last key (or sequence entry) belongs to.
     let mut node = indent;
@@ -927,6 +959,7 @@ fn top_level_scalar<'a>(unit: &Unit<'a>, key: &str) -> Option<&'a str> {
 #[derive(Clone, Copy)]
 struct TypedSeed<'a> {
     kind: &'a str,
+    unknown: bool,
 }
 
 type Typed = Option<(Option<Object>, Vec<String>)>;
@@ -935,7 +968,7 @@ impl<'de> DeserializeSeed<'de> for TypedSeed<'_> {
     type Value = Typed;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        Ok(fast_item(self.kind, d))
+        Ok(fast_item(self.kind, d, self.unknown))
     }
 }
 
@@ -1045,7 +1078,7 @@ fn read_json_into(
         let doc = doc.map_err(|e| json_syntax(path, &e))?;
         collect_raw(path, doc, &mut raws, 0)?;
     }
-    add_batched(builder, tally, &raws, &mut 0, |raw| {
+    add_batched(builder, tally, &raws, &mut 0, |i, raw| {
         let text = raw.get();
         // kubectl writes apiVersion and kind first: finding them by a scan avoids a
         // second full parse of every object; anything unusual takes the general path.
@@ -1063,7 +1096,11 @@ fn read_json_into(
         if let Some(skipped) = check_kind(path, kind, api_version, name)? {
             return Ok(vec![Item::Skipped(skipped)]);
         }
-        match fast_item(kind, &mut serde_json::Deserializer::from_str(text)) {
+        match fast_item(
+            kind,
+            &mut serde_json::Deserializer::from_str(text),
+            looks_for_unknown(i),
+        ) {
             Some((object, unknown)) => Ok(Item::typed(kind, object, unknown, name)),
             None => {
                 let value: Value = serde_json::from_str(text).map_err(|e| json_syntax(path, &e))?;
@@ -1258,15 +1295,146 @@ mod tests {
         let mut builder = ClusterBuilder::new();
         let mut tally = Tally::default();
         read_into(&mut builder, &mut tally, "t.yaml", text.into())?;
-        Ok((builder.finish().unwrap(), tally.skipped))
+        let skipped = tally.skipped.clone();
+        tally.warn(&mut builder);
+        Ok((builder.finish().unwrap(), skipped))
     }
 
     /// The cluster as read before YAML was split: the whole text into generic values.
     fn read_whole(text: &str) -> Cluster {
+        try_read_whole(text).unwrap()
+    }
+
+    /// The full YAML parse: the whole text into generic values, each decoded as the API does.
+    fn try_read_whole(text: &str) -> Result<Cluster, LoadError> {
         let mut builder = ClusterBuilder::new();
-        let values = flattened("t.yaml", parse_yaml("t.yaml", text, 0).unwrap()).unwrap();
-        add_values(&mut builder, &mut Tally::default(), "t.yaml", &values).unwrap();
-        builder.finish().unwrap()
+        let mut tally = Tally::default();
+        let values = flattened("t.yaml", parse_yaml("t.yaml", text, 0)?)?;
+        add_values(&mut builder, &mut tally, "t.yaml", &values)?;
+        tally.warn(&mut builder);
+        builder.finish().map_err(|errors| LoadError::Invalid {
+            path: "t.yaml".into(),
+            errors,
+        })
+    }
+
+    /// The loader's answer, as the file source gives it (skipped kinds and unknown fields said).
+    fn try_load(text: &str) -> Result<Cluster, LoadError> {
+        load_bytes("t.yaml", text.as_bytes().to_vec())
+    }
+
+    mod fast_and_full {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A scalar as YAML may spell it: the layouts the line scans must not misread.
+        fn scalar() -> impl Strategy<Value = String> {
+            // Lines the scans look for, most of the time.
+            let text = prop_oneof![
+                3 => Just("kind: Secret"),
+                2 => Just("- apiVersion: v1"),
+                1 => prop::sample::select(vec!["first line", "kind: Node", "items:", "---", "x", ""]),
+            ];
+            let plain = prop::sample::select(vec![
+                "web", "08", "y", "10.0", "1e1", "010", "null", "~", "true", "a:b", "v1.2",
+            ]);
+            prop_oneof![
+                plain.prop_map(str::to_string),
+                // Double-quoted, its continuation lines at the item's or the key's indentation.
+                (
+                    text.clone(),
+                    text.clone(),
+                    prop::sample::select(vec![0usize, 0, 2, 4, 6])
+                )
+                    .prop_map(|(a, b, indent)| format!(
+                        "\"{a}\n{}{b}\n{}\"",
+                        " ".repeat(indent),
+                        " ".repeat(indent)
+                    )),
+                (
+                    text.clone(),
+                    text.clone(),
+                    prop::sample::select(vec![0usize, 0, 2, 4])
+                )
+                    .prop_map(|(a, b, indent)| format!("'{a}\n{}{b}'", " ".repeat(indent))),
+                (text.clone(), text.clone()).prop_map(|(a, b)| format!("|\n      {a}\n      {b}")),
+                (text.clone(), text).prop_map(|(a, b)| format!(">-\n      {a}\n\n      {b}")),
+                Just("{a: b,\n  kind: Secret}".to_string()),
+            ]
+        }
+
+        /// A Node or a Namespace whose labels and annotations take such scalars, optionally
+        /// sharing an anchor with the object before it.
+        /// (Node or Namespace, labels, annotations, anchor, kind after the metadata)
+        type Object = (bool, Vec<String>, Vec<String>, u8, bool);
+
+        fn object() -> impl Strategy<Value = Object> {
+            (
+                any::<bool>(),
+                prop::collection::vec(scalar(), 0..3),
+                prop::collection::vec(scalar(), 0..3),
+                0u8..4,
+                any::<bool>(),
+            )
+        }
+
+        fn render(objects: &[Object], list: bool) -> String {
+            let mut docs = Vec::new();
+            for (i, (node, labels, annotations, anchor, kind_late)) in objects.iter().enumerate() {
+                let kind = if *node { "Node" } else { "Namespace" };
+                // The kind after the metadata, where a scalar's lines come before it.
+                let kind_line = format!("kind: {kind}\n");
+                let (early, late) = if *kind_late {
+                    ("", kind_line.as_str())
+                } else {
+                    (kind_line.as_str(), "")
+                };
+                let mut o = format!("apiVersion: v1\n{early}metadata:\n  name: o{i}\n");
+                match anchor {
+                    1 => o.push_str("  labels: &shared\n    team: a\n"),
+                    2 if i > 0 => o.push_str("  labels: *shared\n"),
+                    _ => {
+                        o.push_str("  labels:\n");
+                        for (j, v) in labels.iter().enumerate() {
+                            o.push_str(&format!("    l{j}: {v}\n"));
+                        }
+                    }
+                }
+                o.push_str("  annotations:\n");
+                for (j, v) in annotations.iter().enumerate() {
+                    o.push_str(&format!("    a{j}: {v}\n"));
+                }
+                if *node {
+                    o.push_str("status: {allocatable: {cpu: \"4\", pods: \"110\"}}\n");
+                }
+                o.push_str(late);
+                docs.push(o);
+            }
+            if !list {
+                return docs.iter().map(|d| format!("---\n{d}")).collect();
+            }
+            let items: String = docs
+                .iter()
+                .flat_map(|d| d.lines().enumerate())
+                .map(|(i, l)| format!("{}{l}\n", if i == 0 { "- " } else { "  " }))
+                .collect();
+            format!("apiVersion: v1\nitems:\n{items}kind: List\nmetadata: {{}}\n")
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+            /// The fast loader (split at line scans, typed straight from the text) and the full
+            /// parse give the same cluster, or both refuse the input.
+            #[test]
+            fn agree(objects in prop::collection::vec(object(), 1..5), list in any::<bool>()) {
+                let text = render(&objects, list);
+                match (try_load(&text), try_read_whole(&text)) {
+                    (Ok(fast), Ok(full)) => prop_assert_eq!(fingerprint(&fast), fingerprint(&full), "{}", text),
+                    (Err(_), Err(_)) => {}
+                    (fast, full) => prop_assert!(false, "{text}\nfast: {:?}\nfull: {:?}", fast.map(|c| fingerprint(&c)), full.map(|c| fingerprint(&c))),
+                }
+            }
+        }
     }
 
     /// Everything read, in an order that does not depend on hashing.
