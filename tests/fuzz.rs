@@ -117,6 +117,7 @@ const TOKENS: &[&str] = &[
     "|\n  kind: Secret\n",
     "\napiVersion: serving.knative.dev/v1\n",
     "\napiVersion: v2\n",
+    "\napiVersion: \"\"\n",
     "\nunknownFeild: 1\n",
     "\u{feff}",
     "\n%YAML 1.2\n",

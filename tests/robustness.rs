@@ -394,6 +394,24 @@ fn a_wrong_api_version_names_the_field() {
         &whatif(&demo(), &c("pod-v2.yaml")),
         &["Pod default/web: apiVersion: unsupported value \"v2\" for kind Pod (expected v1)"],
     );
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        (
+            "empty.yaml",
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: '', kind: Node, metadata: {name: a}}\n",
+        ),
+        (
+            "empty.json",
+            r#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"","kind":"Node","metadata":{"name":"a"}}]}"#,
+        ),
+    ] {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        refused(
+            &whatif(f.to_str().unwrap(), &c("pod.yaml")),
+            &["Node a: apiVersion: unsupported value \"\" for kind Node (expected v1)"],
+        );
+    }
 }
 
 #[test]
@@ -765,5 +783,189 @@ fn absurd_quantities_are_scored_as_upstream_not_a_panic() {
             r.out,
             r.err
         );
+    }
+}
+
+/// The demo cluster with more pending pods, as a stream after it.
+fn demo_with(pods: &str) -> tempfile::NamedTempFile {
+    let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+    let demo = std::fs::read_to_string(demo()).unwrap();
+    write!(f, "{demo}\n---\n{pods}").unwrap();
+    f
+}
+
+fn pending_pod(name: &str, spec: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: lab, uid: {name}}}\nspec:\n  containers: [{{name: c, image: x{spec}}}]\n"
+    )
+}
+
+#[test]
+fn every_pending_pod_in_a_line_grouped_by_cause() {
+    let gpu = ", resources: {requests: {nvidia.com/gpu: '8'}, limits: {nvidia.com/gpu: '8'}}";
+    let mut pods: String = (1..=3)
+        .map(|i| pending_pod(&format!("train-{i}"), gpu))
+        .collect();
+    pods.push_str(&pending_pod("tiny", ", resources: {requests: {cpu: 10m}}"));
+    pods.push_str(&pending_pod(
+        "huge-with-a-long-name",
+        ", resources: {requests: {cpu: '900'}}",
+    ));
+    let cluster = demo_with(&pods);
+    let cluster = cluster.path().to_str().unwrap();
+    let r = run(&["explain", "-A", "--snapshot", cluster, "--color", "never"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let lines: Vec<&str> = r.out.lines().collect();
+    // The table fits 80 columns (the names are whole, the causes cut with …).
+    let table: Vec<&&str> = lines.iter().take_while(|l| !l.is_empty()).collect();
+    assert!(
+        table
+            .iter()
+            .all(|l| l.chars().count() <= 80 && !l.ends_with(' ')),
+        "{}",
+        r.out
+    );
+    // The largest group first, one line per pod, names whole.
+    assert!(lines[1].starts_with(" lab/train-1 "), "{}", r.out);
+    assert!(lines[2].starts_with(" lab/train-2 ") && lines[3].starts_with(" lab/train-3 "));
+    assert!(r.out.contains(" lab/huge-with-a-long-name "), "{}", r.out);
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("lab/")).count(),
+        5,
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("\n3 pods: 3 Insufficient nvidia.com/gpu, "),
+        "{}",
+        r.out
+    );
+    // -o wide: each pod's whole message; JSON: the cause and the message.
+    let wide = run(&["explain", "-A", "--snapshot", cluster, "-o", "wide"]);
+    assert!(
+        wide.out.contains("0/6 nodes are available:"),
+        "{}",
+        wide.out
+    );
+    let json = run(&["explain", "-A", "--snapshot", cluster, "-o", "json"]);
+    let rows: serde_json::Value = serde_json::from_str(&json.out).unwrap();
+    let train = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["pod"] == "lab/train-1")
+        .unwrap();
+    assert!(
+        train["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("3 Insufficient nvidia.com/gpu")
+    );
+    assert!(
+        train["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("0/6 nodes are available: ")
+    );
+    // -A is every namespace; --all-pending honours -n.
+    let pods_in = |flag: &str| -> Vec<String> {
+        let r = run(&[
+            "explain",
+            flag,
+            "-n",
+            "shop",
+            "--snapshot",
+            cluster,
+            "-o",
+            "json",
+        ]);
+        let rows: serde_json::Value = serde_json::from_str(&r.out).unwrap();
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["pod"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(pods_in("--all-pending"), ["shop/search-indexer-7c9d5"]);
+    assert_eq!(pods_in("-A").len(), rows.as_array().unwrap().len());
+}
+
+#[test]
+fn null_and_far_future_values_in_a_dump_read_as_the_api_server_reads_them() {
+    let extra = "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: odd\n  creationTimestamp: '9999-12-31T23:59:59.999999Z'\n  labels: {kubernetes.io/hostname: odd, empty: null}\nstatus:\n  allocatable: {cpu: '4', memory: 8Gi, pods: '10', ephemeral-storage: null}\n  conditions: [null, {type: Ready, status: 'True', lastHeartbeatTime: null}]\n";
+    for json in [false, true] {
+        let cluster = demo_with(extra);
+        let path = if json {
+            let docs: Vec<serde_json::Value> =
+                serde_saphyr::from_multiple(&std::fs::read_to_string(cluster.path()).unwrap())
+                    .unwrap();
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": docs});
+            let f = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+            std::fs::write(f.path(), list.to_string()).unwrap();
+            f.into_temp_path()
+        } else {
+            cluster.into_temp_path()
+        };
+        let r = whatif(path.to_str().unwrap(), &case("max-runaway", "pod.yaml"));
+        assert_eq!(r.code, 0, "{}", r.err);
+        assert!(r.out.contains(" odd "), "{}", r.out);
+    }
+}
+
+#[test]
+fn a_null_profile_is_the_default_profile_as_kube_scheduler_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles: [null]\n",
+    )
+    .unwrap();
+    let pod = case("max-runaway", "pod.yaml");
+    let plain = whatif_with(&demo(), &pod, &["-o", "json"]);
+    let with = whatif_with(
+        &demo(),
+        &pod,
+        &["-o", "json", "--config", config.to_str().unwrap()],
+    );
+    assert_eq!(with.code, 0, "{}", with.err);
+    assert_eq!(with.out, plain.out);
+}
+
+#[test]
+fn placed_only_none_has_no_dangling_colon() {
+    let r = whatif_with(
+        &demo(),
+        &case("max-runaway", "pod.yaml"),
+        &["--replicas", "3"],
+    );
+    assert!(r.out.contains("Placed 3/3: "), "{}", r.out);
+    let huge = "apiVersion: v1\nkind: Pod\nmetadata: {name: huge, namespace: lab}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: '900'}}}]\n";
+    let r = run_with(
+        &[
+            "whatif",
+            "--snapshot",
+            &demo(),
+            "-f",
+            "-",
+            "--replicas",
+            "5",
+        ],
+        huge.as_bytes(),
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.out.contains("\nPlaced only 0/5\n"), "{}", r.out);
+}
+
+#[test]
+fn help_lists_the_commands_own_flags_first() {
+    for cmd in ["whatif", "explain", "lease"] {
+        let r = run(&[cmd, "--help"]);
+        let own = r.out.find("Options:").unwrap();
+        let cluster = r.out.find("Cluster and connection:").unwrap();
+        let output = r.out.find("Output:").unwrap();
+        assert!(own < cluster && cluster < output, "{cmd}:\n{}", r.out);
+        assert!(r.out[cluster..output].contains("--kubeconfig"), "{cmd}");
+        assert!(!r.out[cluster..].contains("--replicas"), "{cmd}");
     }
 }

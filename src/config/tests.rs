@@ -461,3 +461,15 @@ fn framework_errors() {
         format!("{prefix}at least one bind plugin is needed for profile with scheduler name \"p\"")
     );
 }
+
+#[test]
+fn null_is_the_zero_value_as_go_decodes_it() {
+    // kube-scheduler starts with a null profile: the zero profile, defaulted.
+    let fws = frameworks("profiles: [null]\n");
+    assert_eq!(fws.len(), 1);
+    assert_eq!(fws[0].profile, "default-scheduler");
+    let plain = frameworks("profiles: [{schedulerName: default-scheduler}]\n");
+    assert_eq!(scores(&fws[0]), scores(&plain[0]));
+    let fws = frameworks("profiles:\n- schedulerName: null\n  percentageOfNodesToScore: null\n");
+    assert_eq!(fws[0].profile, "default-scheduler");
+}

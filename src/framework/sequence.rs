@@ -37,15 +37,14 @@ pub struct Placement {
 }
 
 impl Placement {
-    fn new(pod: String, node: Str, score: Option<i64>, mut tied: Vec<Str>) -> Placement {
-        let ties = tied.len();
-        tied.truncate(TIES_KEPT);
+    fn new(pod: String, node: Str, score: Option<i64>, tied: Vec<Str>) -> Placement {
         Placement {
             pod,
             node,
             score,
-            tied,
-            ties,
+            ties: tied.len(),
+            // A copy: the tie set's own vector has room for every node.
+            tied: tied[..tied.len().min(TIES_KEPT)].to_vec(),
         }
     }
 }
@@ -511,6 +510,17 @@ mod tests {
             compared += 1;
         }
         assert!(compared > 100, "only {compared} cases compared");
+    }
+
+    /// A placement on a pool of identical nodes holds a few names, not room for the pool: a
+    /// truncated vector keeps its allocation, so memory would still grow as placements × nodes.
+    #[test]
+    fn a_placement_keeps_no_room_for_the_whole_tie_set() {
+        let pool: Vec<Str> = (0..800).map(|i| Str::new(format!("n{i:03}"))).collect();
+        let p = Placement::new("w-1".into(), pool[0], Some(100), pool.clone());
+        assert_eq!(p.ties, 800);
+        assert_eq!(p.tied, pool[..TIES_KEPT]);
+        assert!(p.tied.capacity() <= TIES_KEPT, "{}", p.tied.capacity());
     }
 
     /// A ReadWriteOncePod claim taken by the first replica keeps the second one out.

@@ -577,3 +577,60 @@ impl Cluster {
         self.namespaces.get(&ns).cloned().unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(kind: &str, v: serde_json::Value) -> Object {
+        Object::deserialize(kind, v).unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_second_object_of_a_kind_and_name_is_refused() {
+        use serde_json::json;
+        let mut b = ClusterBuilder::new();
+        for _ in 0..2 {
+            b.add(object(
+                "PriorityClass",
+                json!({"metadata": {"name": "high"}, "value": 1}),
+            ));
+            b.add(object(
+                "PersistentVolumeClaim",
+                json!({"metadata": {"name": "c", "namespace": "ns"}}),
+            ));
+            b.add(object("Namespace", json!({"metadata": {"name": "ns"}})));
+        }
+        // The same name in another namespace is another object.
+        b.add(object(
+            "PersistentVolumeClaim",
+            json!({"metadata": {"name": "c", "namespace": "other"}}),
+        ));
+        let errors = b.finish().unwrap_err().to_string();
+        assert_eq!(
+            errors,
+            "PriorityClass high: metadata.name: appears more than once\nPersistentVolumeClaim ns/c: metadata.name: appears more than once\nNamespace ns: metadata.name: appears more than once"
+        );
+    }
+
+    #[test]
+    fn invalid_objects_are_warnings_counted_past_a_few() {
+        use serde_json::json;
+        let mut b = ClusterBuilder::new();
+        for i in 0..INVALID_SHOWN + 5 {
+            b.add(object(
+                "Namespace",
+                json!({"metadata": {"name": format!("Bad_{i}")}}),
+            ));
+        }
+        let c = b.finish().unwrap();
+        assert_eq!(c.warnings.len(), INVALID_SHOWN + 1);
+        assert!(
+            c.warnings[0].starts_with("Namespace Bad_0: metadata.name: Invalid value: \"Bad_0\"")
+        );
+        assert_eq!(
+            c.warnings[INVALID_SHOWN],
+            "and 5 more fields of objects the API server would refuse"
+        );
+    }
+}

@@ -977,4 +977,94 @@ mod tests {
                 .any(|e| e.field.starts_with("spec.containers"))
         );
     }
+
+    fn fields<T: serde::de::DeserializeOwned>(
+        check: fn(&T) -> Result<(), Errors>,
+        v: serde_json::Value,
+    ) -> Vec<String> {
+        let object: T = serde_json::from_value(v).unwrap();
+        check(&object)
+            .err()
+            .map(|e| e.0.into_iter().map(|e| e.field).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn dump_objects_are_validated_for_what_the_scheduler_reads() {
+        use serde_json::json;
+        assert_eq!(
+            fields(
+                dump::node,
+                json!({"metadata": {"name": "Bad_Name", "labels": {"a b": "c"}},
+                "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}, {"key": "k", "value": "v v", "effect": "NoExecute"}]}})
+            ),
+            [
+                "metadata.name",
+                "metadata.labels",
+                "spec.taints[1]",
+                "spec.taints[2].value"
+            ]
+        );
+        assert_eq!(
+            fields(
+                dump::priority_class,
+                json!({"metadata": {"name": "x"}, "value": 2_000_000_000, "preemptionPolicy": "never"})
+            ),
+            ["preemptionPolicy", "value"]
+        );
+        assert!(
+            fields(
+                dump::priority_class,
+                json!({"metadata": {"name": "system-x"}, "value": 2_000_000_000})
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            fields(
+                dump::pv,
+                json!({"metadata": {"name": "pv"}, "spec": {"accessModes": ["rwo"], "nodeAffinity": {"required": {"nodeSelectorTerms": []}}}})
+            ),
+            [
+                "spec.accessModes",
+                "spec.nodeAffinity.required.nodeSelectorTerms"
+            ]
+        );
+        assert_eq!(
+            fields(
+                dump::storage_class,
+                json!({"metadata": {"name": "sc"}, "provisioner": "p", "volumeBindingMode": "Later"})
+            ),
+            ["volumeBindingMode"]
+        );
+        for (bad, good) in [
+            (json!("abc"), json!("50%")),
+            (json!("200%"), json!(2)),
+            (json!(-1), json!("100%")),
+        ] {
+            let pdb = |v| json!({"metadata": {"name": "p", "namespace": "n"}, "spec": {"minAvailable": v}});
+            assert_eq!(fields(dump::pdb, pdb(bad)), ["spec.minAvailable"]);
+            assert!(fields(dump::pdb, pdb(good)).is_empty());
+        }
+        assert_eq!(
+            dump::amounts(
+                "spec.capacity",
+                Some(
+                    &[(
+                        "storage".to_string(),
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity("-5Gi".into())
+                    )]
+                    .into()
+                )
+            )
+            .unwrap_err()
+            .0[0]
+                .field,
+            "spec.capacity.storage"
+        );
+        assert!(fields(dump::namespace, json!({"metadata": {"name": "ok-ns"}})).is_empty());
+        assert_eq!(
+            fields(dump::namespace, json!({"metadata": {"name": "a.b"}})),
+            ["metadata.name"]
+        );
+    }
 }

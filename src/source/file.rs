@@ -586,6 +586,19 @@ fn value_item(path: &str, v: &Value) -> Result<Vec<Item>, LoadError> {
         }),
     };
     let (kind, api_version) = (string("kind")?, string("apiVersion")?);
+    // Missing, it is taken as the kind's; written empty, it is no version the API serves.
+    if api_version.is_empty()
+        && v.get("apiVersion").is_some_and(Value::is_string)
+        && let Some(message) = super::unsupported_version(kind, "")
+    {
+        return Err(LoadError::Object {
+            path: path.to_string(),
+            kind: kind.to_string(),
+            object: object_name(v),
+            field: "apiVersion".into(),
+            message,
+        });
+    }
     if let Some(skipped) = check_kind(path, kind, api_version, || object_name(v))? {
         return Ok(vec![Item::Skipped(skipped)]);
     }
@@ -1705,6 +1718,74 @@ mod tests {
             .fold(String::from("- "), |item, l| item + l + "\n  ");
         assert!(load_yaml(&format!("items:\n{item}\nkind: List\n")).is_err());
         assert!(parse_documents("laughs.yaml", text.into_bytes()).is_err());
+    }
+
+    #[test]
+    fn inputs_are_read_within_the_limit() {
+        let limits = Limits { max_input: 10 };
+        assert_eq!(
+            read_input("x", &b"0123456789"[..], limits).unwrap().1.len(),
+            10
+        );
+        let err = read_input("x", &b"0123456789a"[..], limits).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x: holds more than 10, the limit for one input (--max-input-size raises it)"
+        );
+        use flate2::write::GzEncoder;
+        use std::io::Write;
+        let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(&[b' '; 4096]).unwrap();
+        let gz = enc.finish().unwrap();
+        let err = read_input("b.gz", &gz[..], Limits { max_input: 2048 }).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expands past 2Ki when decompressed"),
+            "{err}"
+        );
+        assert_eq!(human_bytes(1 << 30), "1Gi");
+        assert_eq!(human_bytes(1000), "1000");
+    }
+
+    #[test]
+    fn what_holds_no_document() {
+        for empty in [
+            "",
+            "\n \n",
+            "# c\n---\n...\n",
+            "null",
+            "--- ~\n",
+            "---   # x\n",
+        ] {
+            assert!(holds_no_document(empty.as_bytes()), "{empty:?}");
+        }
+        for some in ["{}", "kind: List\nitems: []\n", "--- a\n", "[]"] {
+            assert!(!holds_no_document(some.as_bytes()), "{some:?}");
+        }
+    }
+
+    #[test]
+    fn line_scans_vouch_only_for_single_line_nodes() {
+        for ok in [
+            "a: \"x\" # \"\nb: 'it''s'\nc: {d: [1, \"}\"]}\n",
+            "- note: |\n    \"open\n    kind: Secret\n  kind: Node\n",
+            "a: it's fine\nb: x\"y\n",
+        ] {
+            assert!(single_line_nodes(ok), "{ok}");
+        }
+        for open in [
+            "a: \"x\n  kind: Secret\"\n",
+            "a: 'x\nkind: Secret'\n",
+            "a: {b: c,\n  kind: Secret}\n",
+            "? complex\n: key\n",
+            "- note: |\n    text\n  ann: \"abc\n  kind: Secret\n  \"\n",
+        ] {
+            assert!(!single_line_nodes(open), "{open}");
+        }
+        assert_eq!(
+            without_indices("spec.containers[10].x[0]"),
+            "spec.containers[].x[]"
+        );
     }
 
     #[test]

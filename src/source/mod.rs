@@ -124,6 +124,20 @@ pub enum Reading {
     Unsupported(String),
 }
 
+/// What to say of a kind the tool reads written with an apiVersion Kubernetes does not serve it
+/// in; `None` for a kind the tool does not read.
+pub fn unsupported_version(kind: &str, api_version: &str) -> Option<String> {
+    read_version(kind).map(|expected| unsupported(kind, api_version, expected))
+}
+
+fn unsupported(kind: &str, api_version: &str, expected: &str) -> String {
+    let expected = match expected.strip_suffix('/') {
+        Some(group) => format!("{group}/<version>"),
+        None => expected.to_string(),
+    };
+    format!("unsupported value {api_version:?} for kind {kind} (expected {expected})")
+}
+
 /// Whether the tool reads an object: by kind and API group, so a CRD named like a built-in kind
 /// (Knative's `Service`) is skipped, not misread; a missing apiVersion is taken as the kind's.
 pub fn reading(kind: &str, api_version: &str) -> Reading {
@@ -143,13 +157,7 @@ pub fn reading(kind: &str, api_version: &str) -> Reading {
     // is a mistake, not another API.
     let kubernetes = !group.contains('.') || group.ends_with(".k8s.io");
     if group == expected_group || (kubernetes && !SAME_NAME_ELSEWHERE.contains(&(group, kind))) {
-        let expected = match expected.strip_suffix('/') {
-            Some(group) => format!("{group}/<version>"),
-            None => expected.to_string(),
-        };
-        Reading::Unsupported(format!(
-            "unsupported value {api_version:?} for kind {kind} (expected {expected})"
-        ))
+        Reading::Unsupported(unsupported(kind, api_version, expected))
     } else {
         Reading::Skip(format!("{kind}.{group}"))
     }
@@ -340,4 +348,48 @@ pub struct Dump {
     pub meta: SnapshotMeta,
     /// One line per kind the tool does not read, with how many objects were skipped.
     pub warnings: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_read_by_api_group() {
+        assert_eq!(reading("Node", "v1"), Reading::Read);
+        assert_eq!(reading("Node", ""), Reading::Read);
+        assert_eq!(
+            reading("LeaseCandidate", "coordination.k8s.io/v1beta1"),
+            Reading::Read
+        );
+        assert_eq!(
+            reading("Deployment", "apps/v1"),
+            Reading::Skip("Deployment".into())
+        );
+        assert_eq!(
+            reading("Service", "serving.knative.dev/v1"),
+            Reading::Skip("Service.serving.knative.dev".into())
+        );
+        assert_eq!(
+            reading("Event", "events.k8s.io/v1"),
+            Reading::Skip("Event.events.k8s.io".into())
+        );
+        assert_eq!(
+            reading("Node", "apps/v1"),
+            Reading::Unsupported(
+                "unsupported value \"apps/v1\" for kind Node (expected v1)".into()
+            )
+        );
+        assert_eq!(
+            reading("PodDisruptionBudget", "policy/v1beta1"),
+            Reading::Unsupported(
+                "unsupported value \"policy/v1beta1\" for kind PodDisruptionBudget (expected policy/v1)"
+                    .into()
+            )
+        );
+        assert!(matches!(
+            reading("LeaseCandidate", "v1"),
+            Reading::Unsupported(m) if m.ends_with("(expected coordination.k8s.io/<version>)")
+        ));
+    }
 }
