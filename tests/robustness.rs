@@ -235,7 +235,7 @@ fn a_list_whose_items_is_not_a_list_is_refused() {
         ("items-null.yaml", "null"),
         ("no-items.yaml", "nothing"),
         ("items-map.json", "an object"),
-        ("items-null.json", "nothing"),
+        ("items-null.json", "null"),
     ] {
         let f = case("list-items-not-a-list", file);
         refused(

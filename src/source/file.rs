@@ -1062,8 +1062,13 @@ fn not_a_list(path: &str, kind: &str, found: &str) -> LoadError {
 struct Peek<'a> {
     #[serde(default, borrow)]
     kind: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    /// `Some` when written, null included, so `items: null` is said to be null.
+    #[serde(default, borrow, deserialize_with = "written")]
     items: Option<&'a RawValue>,
+}
+
+fn written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 /// Lists (and arrays) nested deeper than this are refused, as serde_json refuses deeper values:
@@ -1185,7 +1190,7 @@ fn collect_raw<'a>(
             path: path.to_string(),
             line: None,
             message: format!(
-                "invalid JSON: recursion limit exceeded (Lists nested more than {MAX_NESTING} deep)"
+                "invalid JSON: recursion limit exceeded (Lists or arrays nested more than {MAX_NESTING} deep)"
             ),
         });
     }
