@@ -616,6 +616,32 @@ fn workloads_are_validated_and_errors_name_the_workload_and_the_path() {
             "spec.template.metadata.labels: Invalid value: {\"app\":\"frontend\"}: `selector` does not match template `labels`",
         ],
     );
+    // A template's restart policy, as each workload's validation allows it.
+    let job =
+        std::fs::read_to_string(case("job-parallelism-over-completions", "job.yaml")).unwrap();
+    let stateful = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: default}\nspec:\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: x}]\n";
+    for (manifest, expected) in [
+        (
+            stateful.to_string(),
+            "StatefulSet default/db is invalid:\n  spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
+        ),
+        (
+            job.replace("      restartPolicy: Never\n", ""),
+            "Job default/reindex is invalid:\n  spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"",
+        ),
+        (
+            job.replace("restartPolicy: Never", "restartPolicy: Always"),
+            "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"",
+        ),
+    ] {
+        refused(
+            &run_with(
+                &["whatif", "--snapshot", &demo(), "-f", "-"],
+                manifest.as_bytes(),
+            ),
+            &[expected],
+        );
+    }
 }
 
 #[test]

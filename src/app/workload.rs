@@ -8,7 +8,7 @@ use super::Failure;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::labels::{Labels, Requirement, Selector};
-use crate::model::validate::Errors;
+use crate::model::validate::{Errors, quoted};
 use crate::source::decode;
 use anyhow::anyhow;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -106,22 +106,14 @@ fn restart_policy(errors: &mut Errors, template: Option<&k8s::PodTemplateSpec>, 
     let policy = template
         .and_then(|t| t.spec.as_ref())
         .and_then(|s| s.restart_policy.as_deref());
-    let supported = allowed
-        .iter()
-        .map(|p| format!("{p:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let field = "spec.template.spec.restartPolicy";
     match policy {
-        Some(p) if allowed.contains(&p) => {}
+        Some(p) => errors.one_of(field, p, allowed),
         // Workloads of replicas default to Always; a Job has no default.
         None if allowed.contains(&"Always") => {}
         None => errors.push(
-            "spec.template.spec.restartPolicy",
-            format!("Required value: valid values: {supported}"),
-        ),
-        Some(p) => errors.push(
-            "spec.template.spec.restartPolicy",
-            format!("Unsupported value: {p:?}: supported values: {supported}"),
+            field,
+            format!("Required value: valid values: {}", quoted(allowed)),
         ),
     }
 }

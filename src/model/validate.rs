@@ -35,6 +35,13 @@ impl Errors {
         });
     }
 
+    /// `field.NotSupported` unless `value` is one of `supported`.
+    pub fn one_of(&mut self, field: &str, value: &str, supported: &[&str]) {
+        if !supported.contains(&value) {
+            self.push(field, not_supported(value, supported));
+        }
+    }
+
     fn result(self) -> Result<(), Errors> {
         if self.0.is_empty() { Ok(()) } else { Err(self) }
     }
@@ -113,7 +120,22 @@ fn labels(errs: &mut Errors, field: &str, map: Option<&BTreeMap<String, String>>
     }
 }
 
-const EFFECTS: &str = "\"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"";
+const EFFECTS: &[&str] = &["NoExecute", "NoSchedule", "PreferNoSchedule"];
+const PREEMPTION_POLICIES: &[&str] = &["Never", "PreemptLowerPriority"];
+
+/// Values as the API server lists them in its messages: `"a", "b"`.
+pub fn quoted(values: &[&str]) -> String {
+    let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    values.join(", ")
+}
+
+/// The API server's `Unsupported value` message, the supported values in its order.
+fn not_supported(value: &str, supported: &[&str]) -> String {
+    format!(
+        "Unsupported value: {value:?}: supported values: {}",
+        quoted(supported)
+    )
+}
 
 fn quantities(
     errs: &mut Errors,
@@ -214,15 +236,8 @@ fn container(errs: &mut Errors, field: &str, c: &k8s::Container, names: &mut Has
                 format!("Invalid value: {hp}: must be between 1 and 65535, inclusive"),
             );
         }
-        if let Some(proto) = p.protocol.as_deref()
-            && !matches!(proto, "TCP" | "UDP" | "SCTP")
-        {
-            errs.push(
-                &format!("{pf}.protocol"),
-                format!(
-                    "Unsupported value: {proto:?}: supported values: \"SCTP\", \"TCP\", \"UDP\""
-                ),
-            );
+        if let Some(proto) = p.protocol.as_deref() {
+            errs.one_of(&format!("{pf}.protocol"), proto, &["SCTP", "TCP", "UDP"]);
         }
     }
 }
@@ -274,9 +289,9 @@ fn node_selector_requirements(
             Some(_) => {}
             None => errs.push(
                 &format!("{f}.operator"),
-                format!(
-                    "Unsupported value: {:?}: supported values: \"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"",
-                    r.operator
+                not_supported(
+                    &r.operator,
+                    &["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"],
                 ),
             ),
         }
@@ -456,16 +471,12 @@ fn tolerations(errs: &mut Errors, ts: &[k8s::Toleration]) {
             }
             other => errs.push(
                 &format!("{f}.operator"),
-                format!("Unsupported value: {other:?}: supported values: \"Equal\", \"Exists\""),
+                not_supported(other, &["Equal", "Exists"]),
             ),
         }
         let effect = t.effect.as_deref().unwrap_or("");
-        if !effect.is_empty() && !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute")
-        {
-            errs.push(
-                &format!("{f}.effect"),
-                format!("Unsupported value: {effect:?}: supported values: {EFFECTS}"),
-            );
+        if !effect.is_empty() {
+            errs.one_of(&format!("{f}.effect"), effect, EFFECTS);
         }
         if t.toleration_seconds.is_some() && effect != "NoExecute" {
             errs.push(&format!("{f}.effect"), format!("Invalid value: {effect:?}: effect must be 'NoExecute' when `tolerationSeconds` is set"));
@@ -490,10 +501,11 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
                 "Required value: can not be empty",
             );
         }
-        match c.when_unsatisfiable.as_str() {
-            "DoNotSchedule" | "ScheduleAnyway" => {}
-            other => errs.push(&format!("{f}.whenUnsatisfiable"), format!("Unsupported value: {other:?}: supported values: \"DoNotSchedule\", \"ScheduleAnyway\"")),
-        }
+        errs.one_of(
+            &format!("{f}.whenUnsatisfiable"),
+            &c.when_unsatisfiable,
+            &["DoNotSchedule", "ScheduleAnyway"],
+        );
         if !seen.insert((c.topology_key.clone(), c.when_unsatisfiable.clone())) {
             errs.push(
                 &format!("{f}.{{topologyKey, whenUnsatisfiable}}"),
@@ -517,13 +529,8 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
             ("nodeAffinityPolicy", &c.node_affinity_policy),
             ("nodeTaintsPolicy", &c.node_taints_policy),
         ] {
-            if let Some(p) = policy
-                && !matches!(p.as_str(), "Honor" | "Ignore")
-            {
-                errs.push(
-                    &format!("{f}.{name}"),
-                    format!("Unsupported value: {p:?}: supported values: \"Honor\", \"Ignore\""),
-                );
+            if let Some(p) = policy {
+                errs.one_of(&format!("{f}.{name}"), p, &["Honor", "Ignore"]);
             }
         }
         label_selector(
@@ -596,23 +603,12 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
         }
         if list == "spec.initContainers"
             && let Some(rp) = c.restart_policy.as_deref()
-            && rp != "Always"
         {
-            errs.push(
-                &format!("{f}.restartPolicy"),
-                format!("Unsupported value: {rp:?}: supported values: \"Always\""),
-            );
+            errs.one_of(&format!("{f}.restartPolicy"), rp, &["Always"]);
         }
     }
-    if let Some(rp) = spec.restart_policy.as_deref()
-        && !matches!(rp, "Always" | "OnFailure" | "Never")
-    {
-        errs.push(
-            "spec.restartPolicy",
-            format!(
-                "Unsupported value: {rp:?}: supported values: \"Always\", \"OnFailure\", \"Never\""
-            ),
-        );
+    if let Some(rp) = spec.restart_policy.as_deref() {
+        errs.one_of("spec.restartPolicy", rp, &["Always", "OnFailure", "Never"]);
     }
     if let Some(r) = &spec.resources {
         pod_level_resources(&mut errs, spec, r);
@@ -640,10 +636,8 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
         &mut errs,
         spec.topology_spread_constraints.as_deref().unwrap_or(&[]),
     );
-    if let Some(policy) = spec.preemption_policy.as_deref()
-        && !matches!(policy, "Never" | "PreemptLowerPriority")
-    {
-        errs.push("spec.preemptionPolicy", format!("Unsupported value: {policy:?}: supported values: \"Never\", \"PreemptLowerPriority\""));
+    if let Some(policy) = spec.preemption_policy.as_deref() {
+        errs.one_of("spec.preemptionPolicy", policy, PREEMPTION_POLICIES);
     }
     let mut gates = HashSet::new();
     for (i, g) in spec.scheduling_gates.iter().flatten().enumerate() {
@@ -682,7 +676,10 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
 fn pod_level_resources(errs: &mut Errors, spec: &k8s::PodSpec, r: &k8s::ResourceRequirements) {
     for (name, _) in r.requests.iter().flatten().chain(r.limits.iter().flatten()) {
         if !(name == "cpu" || name == "memory" || name.starts_with("hugepages-")) {
-            errs.push(&format!("spec.resources[{name}]"), format!("Unsupported value: {name:?}: supported values: \"cpu\", \"memory\", \"hugepages-*\""));
+            errs.push(
+                &format!("spec.resources[{name}]"),
+                not_supported(name, &["cpu", "memory", "hugepages-*"]),
+            );
         }
     }
     resources(errs, "spec.resources", Some(r));
@@ -803,13 +800,8 @@ pub mod dump {
     pub fn priority_class(pc: &PriorityClass) -> Result<(), Errors> {
         let mut errs = Errors::default();
         meta(&mut errs, &pc.metadata, false);
-        if let Some(p) = pc.preemption_policy.as_deref()
-            && !matches!(p, "Never" | "PreemptLowerPriority")
-        {
-            errs.push(
-                "preemptionPolicy",
-                format!("Unsupported value: {p:?}: supported values: \"Never\", \"PreemptLowerPriority\""),
-            );
+        if let Some(p) = pc.preemption_policy.as_deref() {
+            errs.one_of("preemptionPolicy", p, PREEMPTION_POLICIES);
         }
         let system = pc
             .metadata
@@ -828,20 +820,18 @@ pub mod dump {
         errs.result()
     }
 
-    const ACCESS_MODES: &str =
-        "\"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\"";
-
     fn access_modes(errs: &mut Errors, modes: Option<&Vec<String>>) {
         for m in modes.into_iter().flatten() {
-            if !matches!(
-                m.as_str(),
-                "ReadOnlyMany" | "ReadWriteMany" | "ReadWriteOnce" | "ReadWriteOncePod"
-            ) {
-                errs.push(
-                    "spec.accessModes",
-                    format!("Unsupported value: {m:?}: supported values: {ACCESS_MODES}"),
-                );
-            }
+            errs.one_of(
+                "spec.accessModes",
+                m,
+                &[
+                    "ReadOnlyMany",
+                    "ReadWriteMany",
+                    "ReadWriteOnce",
+                    "ReadWriteOncePod",
+                ],
+            );
         }
     }
 
@@ -881,12 +871,11 @@ pub mod dump {
     pub fn storage_class(sc: &StorageClass) -> Result<(), Errors> {
         let mut errs = Errors::default();
         meta(&mut errs, &sc.metadata, false);
-        if let Some(mode) = sc.volume_binding_mode.as_deref()
-            && !matches!(mode, "Immediate" | "WaitForFirstConsumer")
-        {
-            errs.push(
+        if let Some(mode) = sc.volume_binding_mode.as_deref() {
+            errs.one_of(
                 "volumeBindingMode",
-                format!("Unsupported value: {mode:?}: supported values: \"Immediate\", \"WaitForFirstConsumer\""),
+                mode,
+                &["Immediate", "WaitForFirstConsumer"],
             );
         }
         errs.result()
