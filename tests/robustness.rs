@@ -62,6 +62,13 @@ fn refused(r: &Run, expected: &[&str]) {
     }
 }
 
+/// `text` written to the file `name` in `dir`: its path.
+fn written(dir: &tempfile::TempDir, name: &str, text: impl AsRef<[u8]>) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
 fn whatif(cluster: &str, pod: &str) -> Run {
     whatif_with(cluster, pod, &[])
 }
@@ -121,26 +128,23 @@ fn gzip_bombs_stop_at_the_input_limit() {
 #[test]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let dir = tempfile::tempdir().unwrap();
-    let arrays = dir.path().join("nested.json");
-    std::fs::write(
-        &arrays,
+    let arrays = written(
+        &dir,
+        "nested.json",
         format!("{}{}", "[".repeat(40_000), "]".repeat(40_000)),
-    )
-    .unwrap();
-    let lists = dir.path().join("lists.json");
+    );
     let d = 5_000;
-    std::fs::write(
-        &lists,
+    let lists = written(
+        &dir,
+        "lists.json",
         format!(
             "{}{}",
             r#"{"apiVersion":"v1","kind":"List","items":["#.repeat(d),
             "]}".repeat(d)
         ),
-    )
-    .unwrap();
+    );
     let pod = case("max-runaway", "pod.yaml");
     for f in [&arrays, &lists] {
-        let f = f.to_str().unwrap();
         refused(&whatif(f, &pod), &[f, "recursion limit exceeded"]);
         refused(
             &run(&["whatif", "--snapshot", &demo(), "-f", f]),
@@ -205,13 +209,12 @@ fn ties_keep_a_count_not_the_whole_pool() {
             "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "3"}}}))
         .collect();
     let dir = tempfile::tempdir().unwrap();
-    let cluster = dir.path().join("pool.json");
-    std::fs::write(
-        &cluster,
+    let cluster = written(
+        &dir,
+        "pool.json",
         serde_json::json!({"apiVersion": "v1", "kind": "List", "items": nodes}).to_string(),
-    )
-    .unwrap();
-    let (cluster, pod) = (cluster.to_str().unwrap(), case("max-runaway", "pod.yaml"));
+    );
+    let (cluster, pod) = (cluster.as_str(), case("max-runaway", "pod.yaml"));
     let r = whatif_with(cluster, &pod, &["--max", "-o", "json"]);
     let json: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(json["placed"], 60);
@@ -311,9 +314,8 @@ fn empty_inputs_are_not_empty_clusters() {
     );
     // An empty cluster written as one is read, with a warning that no pod can be placed.
     let dir = tempfile::tempdir().unwrap();
-    let list = dir.path().join("none.yaml");
-    std::fs::write(&list, "apiVersion: v1\nkind: List\nitems: []\n").unwrap();
-    let r = whatif(list.to_str().unwrap(), &pod);
+    let list = written(&dir, "none.yaml", "apiVersion: v1\nkind: List\nitems: []\n");
+    let r = whatif(&list, &pod);
     assert_eq!(r.code, 1, "{}", r.err);
     assert!(r.err.contains("holds no Node"), "{}", r.err);
 }
@@ -405,10 +407,8 @@ fn a_wrong_api_version_names_the_field() {
             r#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"","kind":"Node","metadata":{"name":"a"}}]}"#,
         ),
     ] {
-        let f = dir.path().join(name);
-        std::fs::write(&f, text).unwrap();
         refused(
-            &whatif(f.to_str().unwrap(), &c("pod.yaml")),
+            &whatif(&written(&dir, name, text), &c("pod.yaml")),
             &["Node a: apiVersion: unsupported value \"\" for kind Node (expected v1)"],
         );
     }
@@ -473,22 +473,21 @@ fn unknown_fields_in_the_manifest_are_refused_with_the_closest_name() {
 #[test]
 fn unknown_fields_in_a_dump_are_warned_about_once_per_field() {
     let dir = tempfile::tempdir().unwrap();
-    let cluster = dir.path().join("c.yaml");
     let node = |name: &str| {
         format!(
             "- apiVersion: v1\n  kind: Node\n  metadata: {{name: {name}}}\n  spec: {{unschedulabel: true}}\n  status: {{allocatable: {{cpu: '4', pods: '10'}}}}\n"
         )
     };
-    std::fs::write(
-        &cluster,
+    let cluster = written(
+        &dir,
+        "c.yaml",
         format!(
             "apiVersion: v1\nkind: List\nitems:\n{}{}",
             node("a"),
             node("b")
         ),
-    )
-    .unwrap();
-    let r = whatif(cluster.to_str().unwrap(), &case("max-runaway", "pod.yaml"));
+    );
+    let r = whatif(&cluster, &case("max-runaway", "pod.yaml"));
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(
         r.err,
@@ -777,16 +776,12 @@ fn absurd_quantities_are_scored_as_upstream_not_a_panic() {
     // Found by tests/fuzz.rs: a node with 10^20 CPUs overflowed the score arithmetic (upstream's
     // int64 arithmetic wraps there).
     let dir = tempfile::tempdir().unwrap();
-    let cluster = dir.path().join("huge.yaml");
-    std::fs::write(
-        &cluster,
+    let cluster = written(
+        &dir,
+        "huge.yaml",
         "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: huge}\n  status: {allocatable: {cpu: 99999999999999999999, memory: 8Gi, pods: '10'}}\n- apiVersion: v1\n  kind: Node\n  metadata: {name: small}\n  status: {allocatable: {cpu: '4', memory: 8Gi, pods: '10'}}\n",
-    )
-    .unwrap();
-    let (cluster, pod) = (
-        cluster.display().to_string(),
-        case("max-runaway", "pod.yaml"),
     );
+    let pod = case("max-runaway", "pod.yaml");
     let configs = [
         "",
         "config-requestedtocapacityratio",
@@ -941,19 +936,14 @@ fn null_and_far_future_values_in_a_dump_read_as_the_api_server_reads_them() {
 #[test]
 fn a_null_profile_is_the_default_profile_as_kube_scheduler_reads_it() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.yaml");
-    std::fs::write(
-        &config,
+    let config = written(
+        &dir,
+        "config.yaml",
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles: [null]\n",
-    )
-    .unwrap();
+    );
     let pod = case("max-runaway", "pod.yaml");
     let plain = whatif_with(&demo(), &pod, &["-o", "json"]);
-    let with = whatif_with(
-        &demo(),
-        &pod,
-        &["-o", "json", "--config", config.to_str().unwrap()],
-    );
+    let with = whatif_with(&demo(), &pod, &["-o", "json", "--config", &config]);
     assert_eq!(with.code, 0, "{}", with.err);
     assert_eq!(with.out, plain.out);
 }
