@@ -2,13 +2,10 @@
 //! exit 2 naming the file, object and field, warns and says what it did, or gives the answer a
 //! cluster would; it never crashes, hangs, floods memory or silently answers something else.
 
-use assert_cmd::Command;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
-}
+use common::{demo, root, sched};
+use std::io::Write;
 
 /// A file of a robustness case.
 fn case(name: &str, file: &str) -> String {
@@ -18,21 +15,6 @@ fn case(name: &str, file: &str) -> String {
         .join(file)
         .display()
         .to_string()
-}
-
-fn demo() -> String {
-    root()
-        .join("fixtures/clusters/demo.yaml")
-        .display()
-        .to_string()
-}
-
-fn sched() -> Command {
-    let mut c = Command::cargo_bin("kubectl-sched").unwrap();
-    c.env_remove("NO_COLOR")
-        .env("COLUMNS", "80")
-        .env("TERM", "xterm");
-    c
 }
 
 struct Run {
