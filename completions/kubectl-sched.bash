@@ -59,7 +59,7 @@ _kubectl__sched() {
 
     case "${cmd}" in
         kubectl__sched)
-            opts="-n -o -v -h -V --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version whatif explain lease snapshot completions help"
+            opts="-n -o -v -h -V --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version whatif explain lease snapshot completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -109,6 +109,10 @@ _kubectl__sched() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -117,7 +121,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__completions)
-            opts="-n -o -v -h -V --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version bash elvish fish powershell zsh"
+            opts="-n -o -v -h -V --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -167,6 +171,10 @@ _kubectl__sched() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -175,7 +183,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__explain)
-            opts="-A -n -o -v -h -V --all-pending --config --scheduler-version --call-extenders --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-A -n -o -v -h -V --all-namespaces --all-pending --config --scheduler-version --call-extenders --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -231,6 +239,10 @@ _kubectl__sched() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -339,7 +351,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__lease)
-            opts="-A -w -n -o -v -h -V --all-namespaces --nodes --watch --renewals --renew-deadline --retry-period --node-grace-period --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-A -w -n -o -v -h -V --all-namespaces --nodes --watch --renewals --renew-deadline --retry-period --node-grace-period --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -401,6 +413,10 @@ _kubectl__sched() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -409,7 +425,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__snapshot)
-            opts="-f -n -o -v -h -V --file --no-redact --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-f -n -o -v -h -V --file --no-redact --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -467,6 +483,10 @@ _kubectl__sched() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -475,7 +495,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__whatif)
-            opts="-f -n -o -v -h -V --filename --replicas --max --config --scheduler-version --call-extenders --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --verbose --help --version"
+            opts="-f -n -o -v -h -V --filename --replicas --max --limit --config --scheduler-version --call-extenders --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -490,6 +510,10 @@ _kubectl__sched() {
                     return 0
                     ;;
                 --replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -543,6 +567,10 @@ _kubectl__sched() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-input-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_sched_global_optspecs
-    string join \n snapshot= kubeconfig= context= cluster= user= n/namespace= request-timeout= consistent-read o/output= color= v/verbose h/help V/version
+    string join \n snapshot= kubeconfig= context= cluster= user= n/namespace= request-timeout= consistent-read o/output= color= max-input-size= v/verbose h/help V/version
 end
 
 function __fish_kubectl_sched_needs_command
@@ -38,6 +38,7 @@ yaml\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -l color -d 'When to use colours (NO_COLOR in the environment also turns them off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -l max-input-size -d 'The most one input (--snapshot, -f) may hold once decompressed, e.g. 4Gi; the default is about 8 times the snapshot of a 5,000-node, 150,000-pod cluster' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -s v -l verbose -d 'More detail on errors and warnings'
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -50,6 +51,7 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "complet
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s f -l filename -d 'The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job whose pods to place (YAML or JSON; - for stdin)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l replicas -d 'Place this many replicas one after another (default: a workload\'s own replica count)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l limit -d 'The most replicas --max or --replicas places: a node that takes any number of pods of this shape would otherwise be filled one by one' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l config -d 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l scheduler-version -d 'The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as v1.36.2 (default: the API server\'s version, or the one the snapshot recorded, else the newest modelled)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
@@ -66,6 +68,7 @@ yaml\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l color -d 'When to use colours (NO_COLOR in the environment also turns them off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l max-input-size -d 'The most one input (--snapshot, -f) may hold once decompressed, e.g. 4Gi; the default is about 8 times the snapshot of a 5,000-node, 150,000-pod cluster' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l max -d 'Place replicas until one fits nowhere: how many more fit?'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l call-extenders -d 'Call the scheduler extenders of --config (their filter, prioritize and preempt verbs, never bind), sending them the pod and the nodes; without it they are listed but not called, and kube-scheduler\'s answer may differ'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l serial -d 'Filter and score nodes on one thread (results are identical; for comparison)'
@@ -89,7 +92,9 @@ yaml\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l color -d 'When to use colours (NO_COLOR in the environment also turns them off)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s A -l all-pending -d 'Explain every pending pod, one line each'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l max-input-size -d 'The most one input (--snapshot, -f) may hold once decompressed, e.g. 4Gi; the default is about 8 times the snapshot of a 5,000-node, 150,000-pod cluster' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s A -l all-namespaces -d 'Explain every pending pod in every namespace, one line each'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l all-pending -d 'Explain every pending pod (in -n\'s namespace if given, else in all), one line each'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l call-extenders -d 'Call the scheduler extenders of --config (their filter, prioritize and preempt verbs, never bind), sending them the pod and the nodes; without it they are listed but not called, and kube-scheduler\'s answer may differ'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l serial -d 'Filter and score nodes on one thread (results are identical; for comparison)'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
@@ -113,6 +118,7 @@ yaml\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l color -d 'When to use colours (NO_COLOR in the environment also turns them off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l max-input-size -d 'The most one input (--snapshot, -f) may hold once decompressed, e.g. 4Gi; the default is about 8 times the snapshot of a 5,000-node, 150,000-pod cluster' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -s A -l all-namespaces -d 'Every namespace (the default unless -n is given)'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -l nodes -d 'Node heartbeat leases: kubelets that stopped renewing, stalest first'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand lease" -s w -l watch -d 'Stream changes as an incident timeline until interrupted'
@@ -136,6 +142,7 @@ yaml\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand snapshot" -l color -d 'When to use colours (NO_COLOR in the environment also turns them off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand snapshot" -l max-input-size -d 'The most one input (--snapshot, -f) may hold once decompressed, e.g. 4Gi; the default is about 8 times the snapshot of a 5,000-node, 150,000-pod cluster' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand snapshot" -l no-redact -d 'Keep env values, large annotations and managedFields'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand snapshot" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand snapshot" -s v -l verbose -d 'More detail on errors and warnings'
@@ -155,6 +162,7 @@ yaml\t''"
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand completions" -l color -d 'When to use colours (NO_COLOR in the environment also turns them off)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand completions" -l max-input-size -d 'The most one input (--snapshot, -f) may hold once decompressed, e.g. 4Gi; the default is about 8 times the snapshot of a 5,000-node, 150,000-pod cluster' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand completions" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand completions" -s v -l verbose -d 'More detail on errors and warnings'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -279,8 +279,11 @@ fn main() {
         };
         let owner = json!({"apiVersion": "apps/v1", "kind": owner_kind, "name": owner_name, "uid": format!("owner-{deploy}"), "controller": true});
         let selector = json!({"matchLabels": {"app": app}});
-        g.items.push(json!({"apiVersion": "apps/v1", "kind": owner_kind, "metadata": {"name": owner_name, "namespace": ns},
-            "spec": {"replicas": replicas, "selector": selector, "serviceName": app, "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "main", "image": "x"}]}}}}));
+        let mut spec = json!({"replicas": replicas, "selector": selector, "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "main", "image": "x"}]}}});
+        if stateful {
+            spec["serviceName"] = json!(app);
+        }
+        g.items.push(json!({"apiVersion": "apps/v1", "kind": owner_kind, "metadata": {"name": owner_name, "namespace": ns}, "spec": spec}));
         g.items.push(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": app, "namespace": ns}, "spec": {"selector": {"app": app}}}));
         if replicas > 2 {
             g.items.push(json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": app, "namespace": ns},
@@ -295,6 +298,7 @@ fn main() {
         }
         let priority = ["high", "standard", "standard", "batch"][deploy % 4];
         let mut used = Vec::new();
+        let mut suffixes = std::collections::HashSet::new();
         for r in 0..replicas {
             let zone = spread.then(|| g.node_names[3 + r % 6 % (o.nodes - 3).max(1)].1.clone());
             let Some(node) = g.place(
@@ -328,7 +332,14 @@ fn main() {
             let name = if stateful {
                 format!("{app}-{r}")
             } else {
-                format!("{app}-{hash}-{:05x}", g.rng.u32(..0xfffff))
+                // Drawn again on a clash: the API server holds one pod of a name.
+                let suffix = loop {
+                    let s = g.rng.u32(..0xfffff);
+                    if suffixes.insert(s) {
+                        break s;
+                    }
+                };
+                format!("{app}-{hash}-{suffix:05x}")
             };
             g.pod(
                 &ns,

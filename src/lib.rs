@@ -19,6 +19,7 @@ pub mod plugins;
 pub mod preemption;
 pub mod release;
 pub mod source;
+pub mod term;
 #[cfg(test)]
 pub mod testing;
 

@@ -1,19 +1,10 @@
 //! The binary as a user runs it: golden tables (80 columns, wide, colour on and off), structured
 //! output, exit codes, and the errors bad input must produce.
 
+mod common;
+
 use assert_cmd::Command;
-use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
-}
-
-fn demo() -> String {
-    root()
-        .join("fixtures/clusters/demo.yaml")
-        .display()
-        .to_string()
-}
+use common::{demo, root, sched};
 
 fn pod(name: &str) -> String {
     root()
@@ -21,15 +12,6 @@ fn pod(name: &str) -> String {
         .join(name)
         .display()
         .to_string()
-}
-
-/// `kubectl-sched` with a fixed environment: no colour from the environment, 80 columns.
-fn sched() -> Command {
-    let mut c = Command::cargo_bin("kubectl-sched").unwrap();
-    c.env_remove("NO_COLOR")
-        .env("COLUMNS", "80")
-        .env("TERM", "xterm");
-    c
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {

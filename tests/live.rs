@@ -826,8 +826,16 @@ fn all_pending_is_one_table_and_the_plugin_binary_works() {
         Some("reason=FailedScheduling")
     );
 
+    // -A is every namespace, as in kubectl, whatever -n says; --all-pending honours -n.
     let json = ws
         .run(&kc, &["explain", "-A", "-n", "team-a", "-o", "json"])
+        .json();
+    assert_eq!(json.as_array().unwrap().len(), 4);
+    let json = ws
+        .run(
+            &kc,
+            &["explain", "--all-pending", "-n", "team-a", "-o", "json"],
+        )
         .json();
     let rows = json.as_array().unwrap();
     assert_eq!(rows.len(), 2);

@@ -4,12 +4,11 @@
 //! `explain --all-pending`: every pending pod, one line each.
 
 use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
-use super::render::{print_structured, table_options};
+use super::render::{print_structured, print_text, table_options};
 use super::source::Source;
 use super::whatif::render;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};
-use crate::explain::table::Style;
 use crate::explain::{self, Explanation};
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
@@ -17,8 +16,8 @@ use crate::model::intern::Str;
 use crate::model::pod::Pod;
 use crate::source::events;
 use crate::source::live::Plan;
+use crate::term::{Column, Fit, Style, Table, TableOptions};
 use anyhow::anyhow;
-use comfy_table::{Cell, ContentArrangement, Table, presets};
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use std::fmt::Write;
@@ -141,12 +140,12 @@ fn event_lines(event: Option<&SchedulerEvent>, expected: bool, style: Style) -> 
 pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
-    if args.all_pending {
+    if args.all_pending || args.all_namespaces {
         return all_pending(global, args, &source);
     }
     let Some(pod_ref) = &args.pod else {
         return Err(Failure::bad_input(anyhow!(
-            "name a pod (NAME, pod/NAME or NAMESPACE/NAME), or pass --all-pending"
+            "name a pod (NAME, pod/NAME or NAMESPACE/NAME), or pass -A (every pending pod)"
         )));
     };
     let (ns, name) = parse_pod_ref(pod_ref, &source.namespace(global))
@@ -192,9 +191,9 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
             // Events are expected from a live cluster and from snapshots this tool wrote.
             let expected = pod.node_name.is_none()
                 && (matches!(source, Source::Live(_)) || cluster.meta.taken_at.is_some());
-            print!(
-                "{}",
-                event_lines(event.as_ref(), expected, table_options(global).style)
+            print_text(
+                global,
+                &event_lines(event.as_ref(), expected, table_options(global).style),
             );
         }
     }
@@ -239,7 +238,11 @@ fn list_names<S: AsRef<str>>(names: &[S]) -> String {
     }
 }
 
-/// The reason in a few words: where it goes, what holds it back, or the scheduler's summary.
+/// How many of a pod's reasons the brief cause names; the rest are counted.
+const REASONS_SHOWN: usize = 2;
+
+/// The cause in a line: where the pod goes, what holds it back, or the reasons that reject the
+/// most nodes with their counts (the FailedScheduling message has them all).
 fn brief(e: &Explanation) -> String {
     if e.prefilter.plugin == crate::plugins::scheduling_gates::NAME
         && e.nodes
@@ -260,10 +263,31 @@ fn brief(e: &Explanation) -> String {
             many => format!("would be scheduled on one of {}", list_names(many)),
         };
     }
-    let mut reason = if e.message_before_post_filter.is_empty() {
-        e.message.clone()
-    } else {
-        e.message_before_post_filter.clone()
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for n in e.nodes.iter().filter(|n| !n.feasible) {
+        for r in &n.reasons {
+            match counts.iter_mut().find(|(reason, _)| reason == r) {
+                Some((_, c)) => *c += 1,
+                None => counts.push((r, 1)),
+            }
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut cause = match counts.as_slice() {
+        [] if e.nodes.is_empty() => "no nodes available".to_string(),
+        [] => e.prefilter.reasons.join("; "),
+        _ => {
+            let shown: Vec<String> = counts
+                .iter()
+                .take(REASONS_SHOWN)
+                .map(|(r, c)| format!("{c} {r}"))
+                .collect();
+            let mut cause = shown.join(", ");
+            if counts.len() > REASONS_SHOWN {
+                let _ = write!(cause, " (+{} more)", counts.len() - REASONS_SHOWN);
+            }
+            cause
+        }
     };
     if let Some(p) = e
         .preemption
@@ -271,16 +295,18 @@ fn brief(e: &Explanation) -> String {
         .filter(|p| !p.nominated_node.is_empty())
     {
         let _ = write!(
-            reason,
-            " Preemption would evict {} on {}.",
+            cause,
+            "; preemption would evict {} on {}",
             list_names(&p.victims),
             p.nominated_node
         );
     }
-    reason
+    cause
 }
 
 fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outcome {
+    // `-A` is every namespace, as in kubectl; `--all-pending` honours `-n`.
+    let namespace = global.namespace.as_deref().filter(|_| !args.all_namespaces);
     let cluster = source.load(&Plan {
         pending_events: true,
         ..Default::default()
@@ -296,12 +322,7 @@ fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outc
         .pods
         .iter()
         .filter(|p| p.node_name.is_none())
-        .filter(|p| {
-            global
-                .namespace
-                .as_deref()
-                .is_none_or(|ns| p.namespace.as_str() == ns)
-        })
+        .filter(|p| namespace.is_none_or(|ns| p.namespace.as_str() == ns))
         .collect();
     pending.sort_by(|a, b| {
         (a.namespace.as_str(), a.name.as_str()).cmp(&(b.namespace.as_str(), b.name.as_str()))
@@ -352,7 +373,9 @@ fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outc
 
     match global.output {
         Output::Json | Output::Yaml => print_structured(&rows, global.output)?,
-        Output::Table | Output::Wide => print!("{}", pending_table(&rows, global)),
+        Output::Table | Output::Wide => {
+            print_text(global, &pending_table(&rows, table_options(global)))
+        }
     }
     Ok(if unschedulable {
         EXIT_UNSCHEDULABLE
@@ -361,19 +384,35 @@ fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outc
     })
 }
 
-fn pending_table(rows: &[PendingRow], global: &GlobalArgs) -> String {
-    let opts = table_options(global);
+/// One row per pending pod, pods held back by the same cause together, the largest group first;
+/// under the table, each cause shared by several pods once. `-o wide` gives each row its full
+/// FailedScheduling message.
+fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
     let style = opts.style;
     if rows.is_empty() {
         return "No pending pods.\n".into();
     }
-    let mut table = Table::new();
-    table
-        .load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(opts.width);
-    table.set_header(vec!["POD", "FITS", "REASON", "KUBE-SCHEDULER"]);
+    let mut groups: Vec<(&str, Vec<&PendingRow>)> = Vec::new();
     for r in rows {
+        match groups.iter_mut().find(|(cause, _)| *cause == r.reason) {
+            Some((_, members)) => members.push(r),
+            None => groups.push((&r.reason, vec![r])),
+        }
+    }
+    // Stable: within a size, causes keep the order of their first pod.
+    groups.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
+    let reason = if opts.wide {
+        Column::new("REASON", Fit::Wrap { min: 30 })
+    } else {
+        Column::new("REASON", Fit::Cut { min: 30 })
+    };
+    let mut table = Table::new(vec![
+        Column::new("POD", Fit::Keep),
+        Column::new("FITS", Fit::Keep),
+        reason,
+        Column::new("KUBE-SCHEDULER", Fit::Keep),
+    ]);
+    for r in groups.iter().flat_map(|(_, members)| members) {
         let fits = match r.fits {
             Some(true) => style.good("yes"),
             Some(false) => style.bad("no"),
@@ -384,17 +423,26 @@ fn pending_table(rows: &[PendingRow], global: &GlobalArgs) -> String {
             Some(_) => style.warn("differs"),
             None => style.dim("-"),
         };
-        table.add_row(vec![
-            Cell::new(&r.pod),
-            Cell::new(fits),
-            Cell::new(&r.reason),
-            Cell::new(said),
-        ]);
+        let reason = if opts.wide && !r.message.is_empty() {
+            r.message.clone()
+        } else {
+            r.reason.clone()
+        };
+        table.row(vec![r.pod.clone(), fits, reason, said]);
+    }
+    let mut out = table.render(opts.width, opts.wide);
+    let shared: Vec<_> = groups.iter().filter(|(_, m)| m.len() > 1).collect();
+    if !shared.is_empty() {
+        out.push('\n');
+        for (cause, members) in shared {
+            let _ = writeln!(out, "{} pods: {cause}", members.len());
+        }
     }
     let fitting = rows.iter().filter(|r| r.fits == Some(true)).count();
     let stuck = rows.iter().filter(|r| r.fits == Some(false)).count();
-    format!(
-        "{table}\n\n{} pending pod(s): {fitting} would be scheduled now, {stuck} fit no node{}\n",
+    let _ = writeln!(
+        out,
+        "\n{} pending pod(s): {fitting} would be scheduled now, {stuck} fit no node{}",
         rows.len(),
         if rows
             .iter()
@@ -404,7 +452,15 @@ fn pending_table(rows: &[PendingRow], global: &GlobalArgs) -> String {
         } else {
             ""
         }
-    )
+    );
+    if !opts.wide {
+        let _ = writeln!(
+            out,
+            "{}",
+            style.dim("-o wide gives each pod's whole message")
+        );
+    }
+    out
 }
 
 #[cfg(test)]

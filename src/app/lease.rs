@@ -1,7 +1,7 @@
 //! `kubectl sched-lease`: leader-election leases and node heartbeats, from the API server (with
 //! its clock) or a snapshot (with the time it was taken), once or as a `--watch` timeline.
 
-use super::render::{print_structured, style, table_options};
+use super::render::{print_structured, print_text, style, table_options, warn};
 use super::source::Source;
 use super::{EXIT_BAD_INPUT, EXIT_FITS, Failure, Outcome};
 use crate::cli::{GlobalArgs, LeaseArgs, Output};
@@ -142,10 +142,10 @@ struct Read {
     resource_version: Option<String>,
 }
 
-fn read_file(path: &str) -> Result<Read, Failure> {
-    let cluster = file::load(path).map_err(Failure::bad_input)?;
+fn read_file(path: &str, limits: file::Limits) -> Result<Read, Failure> {
+    let cluster = file::load_with(path, limits).map_err(Failure::bad_input)?;
     for w in &cluster.warnings {
-        eprintln!("warning: {w}");
+        warn(w);
     }
     let clock = match cluster.meta.taken_at {
         Some(t) => Clock {
@@ -154,9 +154,9 @@ fn read_file(path: &str) -> Result<Read, Failure> {
             skew: None,
         },
         None => {
-            eprintln!(
-                "warning: {path} does not record when it was taken (kubectl-sched snapshot records it): ages are measured against the local clock"
-            );
+            warn(&format!(
+                "{path} does not record when it was taken (kubectl-sched snapshot records it): ages are measured against the local clock"
+            ));
             Clock::local()
         }
     };
@@ -193,7 +193,7 @@ fn read_live(live: &super::source::Live, plan: &LeasePlan) -> Result<Read, Failu
         .block_on(live::read_leases(live.target(), plan))
         .map_err(Failure::live)?;
     for w in &read.dump.warnings {
-        eprintln!("warning: {w}");
+        warn(w);
     }
     let clock = match read.server_date {
         // The clock was read while the leases were listed: "now" is when the answer is shown.
@@ -201,8 +201,8 @@ fn read_live(live: &super::source::Live, plan: &LeasePlan) -> Result<Read, Failu
             Clock::from_server_date(date, local).advanced_to_local(Timestamp::now())
         }
         None => {
-            eprintln!(
-                "warning: the API server's clock could not be read (GET /version failed or had no Date header): ages are measured against the local clock"
+            warn(
+                "the API server's clock could not be read (GET /version failed or had no Date header): ages are measured against the local clock",
             );
             Clock::local()
         }
@@ -225,13 +225,13 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
     let selection = selection(global, args)?;
     let source = Source::open(global)?;
     let read = match &source {
-        Source::File(path) => {
+        Source::File { path, limits } => {
             if args.watch {
                 return Err(Failure::bad_input(anyhow!(
                     "--watch needs a live cluster: a snapshot does not change (drop --snapshot)"
                 )));
             }
-            read_file(path)?
+            read_file(path, *limits)?
         }
         Source::Live(live) => read_live(
             live,
@@ -274,7 +274,7 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
             if structured {
                 print_structured(&h, global.output)?;
             } else {
-                print!("{}", table::heartbeats(&h, opts));
+                print_text(global, &table::heartbeats(&h, opts));
             }
         } else {
             let listing = lease::listing(
@@ -293,9 +293,9 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
                     .iter()
                     .map(|r| table::detail(r, &listing.clock, &timings, opts))
                     .collect();
-                print!("{}", details.join("\n"));
+                print_text(global, &details.join("\n"));
             } else {
-                print!("{}", table::listing(&listing, opts));
+                print_text(global, &table::listing(&listing, opts));
             }
         }
     }
@@ -309,11 +309,14 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
 }
 
 /// Writes one timeline line; `false` once stdout is gone (`--watch | head`), which ends the watch.
-fn print_change(c: &Change, output: Output, style: crate::explain::table::Style) -> bool {
+fn print_change(c: &Change, output: Output, style: crate::term::Style) -> bool {
     let line = match output {
         Output::Json => serde_json::to_string(c).map(|l| format!("{l}\n")).ok(),
         Output::Yaml => serde_saphyr::to_string(c).map(|y| format!("---\n{y}")).ok(),
-        _ => Some(format!("{}\n", table::change_line(c, style))),
+        _ => Some(format!(
+            "{}\n",
+            crate::term::finish(&table::change_line(c, style), style.color)
+        )),
     };
     let mut out = std::io::stdout().lock();
     line.is_some_and(|l| {
@@ -339,9 +342,12 @@ fn watch(
     let server_now = move || clock.advanced_to_local(Timestamp::now()).now;
     let mut tracker = Tracker::new(selection.clone(), &read.leases, server_now(), grace);
     if !structured {
-        println!(
-            "\nWatching {} lease(s); times are the API server's (Ctrl-C to stop):",
-            tracker.len()
+        print_text(
+            global,
+            &format!(
+                "\nWatching {} lease(s); times are the API server's (Ctrl-C to stop):\n",
+                tracker.len()
+            ),
         );
     }
     let until = live.target().request_timeout;

@@ -56,8 +56,17 @@ impl Failure {
 }
 
 impl fmt::Display for Failure {
+    /// The error and its causes on one line, each said once: an error that already quotes its
+    /// cause (`nope.yaml: No such file or directory`) is not followed by it again.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#}", self.error)
+        let mut said = self.error.to_string();
+        for cause in self.error.chain().skip(1) {
+            let cause = cause.to_string();
+            if !said.ends_with(&cause) {
+                said = format!("{said}: {cause}");
+            }
+        }
+        f.write_str(&said)
     }
 }
 
@@ -90,12 +99,12 @@ pub fn main(plugin: Option<&str>) -> i32 {
         Ok(code) => code,
         Err(f) => {
             if verbose > 0 {
-                eprintln!("error: {:?}", f.error);
+                eprintln!("error: {}", crate::term::escape(&format!("{:?}", f.error)));
                 if let Some(detail) = &f.detail {
-                    eprintln!("\ndetail:\n{detail}");
+                    eprintln!("\ndetail:\n{}", crate::term::escape(detail));
                 }
             } else {
-                eprintln!("error: {f}");
+                eprintln!("error: {}", crate::term::escape(&f.to_string()));
             }
             f.code
         }

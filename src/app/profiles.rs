@@ -50,6 +50,11 @@ pub fn frameworks(
 ) -> Result<Vec<Framework>, Failure> {
     let mut fws = match &args.config {
         None => vec![crate::framework::profile::default_framework(release)],
+        Some(path) if path == std::path::Path::new("-") => {
+            return Err(Failure::bad_input(anyhow!(
+                "--config - is not supported: stdin is for --snapshot and -f; give the configuration's file name"
+            )));
+        }
         Some(path) => {
             crate::config::load(path, release)
                 .map_err(Failure::bad_input)?
@@ -60,10 +65,10 @@ pub fn frameworks(
     let extenders = fws.first().map(|f| f.extenders.clone()).unwrap_or_default();
     let clients = if !args.call_extenders {
         if !extenders.is_empty() {
-            eprintln!(
-                "warning: the configuration has {} scheduler extender(s), not called without --call-extenders: kube-scheduler's answer may differ",
+            super::render::warn(&format!(
+                "the configuration has {} scheduler extender(s), not called without --call-extenders: kube-scheduler's answer may differ",
                 extenders.len()
-            );
+            ));
         }
         Vec::new()
     } else {

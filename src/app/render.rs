@@ -2,7 +2,7 @@
 
 use super::Failure;
 use crate::cli::{ColorChoice, GlobalArgs, Output};
-use crate::explain::table::{Style, TableOptions};
+use crate::term::{Style, TableOptions};
 use anyhow::Context;
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -21,12 +21,15 @@ pub fn style(global: &GlobalArgs) -> Style {
     Style { color }
 }
 
-/// The width tables wrap to: $COLUMNS, else the terminal's, else 80 (wide: no limit).
+/// The width tables wrap to: $COLUMNS, else the terminal's, else 80 (wide: no limit). However
+/// narrow, a column is never narrower than its minimum: the table is wider instead.
 pub fn table_options(global: &GlobalArgs) -> TableOptions {
     let wide = global.output == Output::Wide;
+    // 0 (or anything not a positive number) is how shells say they do not know.
     let from_env = std::env::var("COLUMNS")
         .ok()
-        .and_then(|c| c.parse::<u16>().ok());
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|&c| c > 0);
     let from_tty = if std::io::stdout().is_terminal() {
         comfy_table::Table::new().width()
     } else {
@@ -40,7 +43,18 @@ pub fn table_options(global: &GlobalArgs) -> TableOptions {
     }
 }
 
-/// Prints a serialisable value as JSON or YAML.
+/// Prints what a person reads: through the terminal edge (cluster strings escaped, styles made
+/// colours or dropped).
+pub fn print_text(global: &GlobalArgs, text: &str) {
+    print!("{}", crate::term::finish(text, style(global).color));
+}
+
+/// A warning on stderr, its cluster strings escaped.
+pub fn warn(text: &str) {
+    eprintln!("warning: {}", crate::term::escape(text));
+}
+
+/// Prints a serialisable value as JSON or YAML, exactly.
 pub fn print_structured<T: Serialize>(value: &T, output: Output) -> Result<(), Failure> {
     let text = match output {
         Output::Yaml => serde_saphyr::to_string(value)

@@ -20,7 +20,7 @@ pub fn run(global: &GlobalArgs, args: &SnapshotArgs) -> Outcome {
     };
     let mut dump = read?;
     for w in &dump.warnings {
-        eprintln!("warning: {w}");
+        super::render::warn(w);
     }
     // A live read's warnings say what the snapshot lacks; they travel with it. (A snapshot read
     // from files already carries its own.)
@@ -44,7 +44,10 @@ pub fn run(global: &GlobalArgs, args: &SnapshotArgs) -> Outcome {
         } else {
             ""
         };
-        println!("wrote {}{redacted}: {}", args.file, counts.join(", "));
+        super::render::print_text(
+            global,
+            &format!("wrote {}{redacted}: {}\n", args.file, counts.join(", ")),
+        );
     }
     Ok(EXIT_FITS)
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 /// Where the cluster state comes from: `--snapshot`, or the API server the kubeconfig names.
 pub enum Source {
-    File(String),
+    File { path: String, limits: file::Limits },
     Live(Box<Live>),
 }
 
@@ -36,7 +36,10 @@ impl Source {
     /// Chooses the source; for a live cluster resolves the kubeconfig (no request is sent yet).
     pub fn open(global: &GlobalArgs) -> Result<Source, Failure> {
         if let Some(path) = &global.snapshot {
-            return Ok(Source::File(path.clone()));
+            return Ok(Source::File {
+                path: path.clone(),
+                limits: limits(global),
+            });
         }
         let request_timeout = match &global.request_timeout {
             Some(s) => live::parse_duration(s).map_err(|e| Failure::bad_input(anyhow!(e)))?,
@@ -65,7 +68,7 @@ impl Source {
     pub fn namespace(&self, global: &GlobalArgs) -> String {
         match self {
             Source::Live(l) => l.target.namespace.clone(),
-            Source::File(_) => global.namespace.clone().unwrap_or_else(|| "default".into()),
+            Source::File { .. } => global.namespace.clone().unwrap_or_else(|| "default".into()),
         }
     }
 
@@ -87,11 +90,11 @@ impl Source {
     /// Reads and parses the cluster, printing one warning line per skipped or unreadable kind.
     pub fn load(&self, plan: &Plan) -> Result<Arc<Cluster>, Failure> {
         let cluster = match self {
-            Source::File(path) => {
-                let cluster = file::load(path).map_err(Failure::bad_input)?;
+            Source::File { path, limits } => {
+                let cluster = file::load_with(path, *limits).map_err(Failure::bad_input)?;
                 // What the snapshot's own read could not see.
                 for w in &cluster.meta.incomplete {
-                    eprintln!("warning: {path} is incomplete: {w}");
+                    super::render::warn(&format!("{path} is incomplete: {w}"));
                 }
                 cluster
             }
@@ -106,9 +109,23 @@ impl Source {
             }
         };
         for w in &cluster.warnings {
-            eprintln!("warning: {w}");
+            super::render::warn(w);
+        }
+        if cluster.nodes.is_empty() {
+            let what = match self {
+                Source::File { path, .. } => path.clone(),
+                Source::Live(l) => format!("the cluster at {}", l.target.server()),
+            };
+            super::render::warn(&format!("{what} holds no Node: no pod can be placed"));
         }
         Ok(Arc::new(cluster))
+    }
+}
+
+/// What reading one input may cost, from the flags.
+pub fn limits(global: &GlobalArgs) -> file::Limits {
+    file::Limits {
+        max_input: global.max_input_size,
     }
 }
 

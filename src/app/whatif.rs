@@ -1,8 +1,8 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
 use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
-use super::render::{print_structured, table_options};
-use super::source::Source;
+use super::render::{print_structured, print_text, table_options, warn};
+use super::source::{Source, limits};
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, WhatifArgs};
@@ -13,6 +13,7 @@ use crate::model::cluster::Cluster;
 use crate::model::{defaults, pod::Pod, validate};
 use crate::source::file;
 use anyhow::anyhow;
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 /// Defaults, validates and admits the pod of the `-f` object as the API server would: a pod
@@ -24,7 +25,7 @@ pub fn load_pod(
     namespace: &str,
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
-    let mut w = workload::from_value(&display, value)?;
+    let mut w = workload::from_value(&display, value, namespace)?;
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()
@@ -39,15 +40,37 @@ pub fn load_pod(
         )));
     }
     defaults::pod(pod, namespace);
-    let object = format!(
-        "{}/{}",
-        pod.metadata.namespace.as_deref().unwrap_or(""),
-        pod.metadata.name.as_deref().unwrap_or("")
-    );
-    validate::pod(pod).map_err(|e| {
+    let object = w.object.clone().unwrap_or_else(|| {
+        format!(
+            "Pod {}/{}",
+            pod.metadata.namespace.as_deref().unwrap_or(""),
+            pod.metadata.name.as_deref().unwrap_or("")
+        )
+    });
+    let refused =
+        |reason: String| Failure::bad_input(anyhow!("{display}: {object} is forbidden: {reason}",));
+    validate::pod(pod).map_err(|errors| {
+        // A template's errors are the workload's, at the template's place in it; its name and
+        // namespace are the workload's own.
+        let errors = match &w.object {
+            None => errors,
+            Some(_) => validate::Errors(
+                errors
+                    .0
+                    .into_iter()
+                    .map(|e| match e.field.as_str() {
+                        "metadata.name" | "metadata.namespace" => e,
+                        _ => validate::Errors(vec![e])
+                            .within("spec.template")
+                            .0
+                            .remove(0),
+                    })
+                    .collect(),
+            ),
+        };
         Failure::bad_input(anyhow!(
-            "{display}: Pod {object} is invalid:\n  {}",
-            e.0.join("\n  ")
+            "{display}: {object} is invalid:\n  {}",
+            errors.to_string().replace('\n', "\n  ")
         ))
     })?;
     let classes: Vec<_> = cluster
@@ -71,22 +94,29 @@ pub fn load_pod(
             ..Default::default()
         })
         .collect();
-    defaults::admit_priority(pod, &classes).map_err(|defaults::UnknownPriorityClass(class)| {
-        Failure::bad_input(anyhow!(
-            "{display}: pods {:?} is forbidden: no PriorityClass with name {class} was found",
-            pod.metadata.name.as_deref().unwrap_or("")
-        ))
-    })?;
+    defaults::admit_priority(pod, &classes).map_err(|defaults::Refused(r)| refused(r))?;
+    if let Some(warning) = defaults::admit_runtime_class(pod, &cluster.runtime_classes)
+        .map_err(|defaults::Refused(r)| refused(r))?
+    {
+        warn(&format!("{display}: {warning}"));
+    }
     let parsed = Pod::from_k8s(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
     Ok((parsed, w))
 }
 
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     // The file first: a typo should not wait for a cluster read.
-    let document = file::load_single(&args.file).map_err(Failure::bad_input)?;
+    if args.file == "-" && global.snapshot.as_deref() == Some("-") {
+        return Err(Failure::bad_input(anyhow!(
+            "--snapshot - and -f - cannot both read stdin: give one of them a file"
+        )));
+    }
+    let document =
+        file::load_single_with(&args.file, limits(global)).map_err(Failure::bad_input)?;
     keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;
+    let display = document.0.clone();
     let (pod, workload) = load_pod(
         document,
         global.namespace.as_deref(),
@@ -98,15 +128,22 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &args.scheduler,
         release(&args.scheduler, &source, &cluster)?,
     )?;
-    let fw = profile_for(&fws, &pod.scheduler_name)?;
+    let fw = profile_for(&fws, &pod.scheduler_name)
+        .map_err(|f| Failure::bad_input(anyhow!("{display}: {}", f.error)))?;
     let replicas = if args.max {
-        Some(usize::MAX)
+        Some(args.limit)
     } else {
         args.replicas.or(workload.replicas)
     };
     if replicas.is_some() && args.scheduler.call_extenders {
         return Err(Failure::bad_input(anyhow!(
             "--call-extenders places one pod, not replicas: extenders keep their own view of the cluster, which would not include the replicas placed before; pass a Pod without --replicas or --max"
+        )));
+    }
+    if let Some(n) = replicas.filter(|&n| n > args.limit) {
+        return Err(Failure::bad_input(anyhow!(
+            "{display}: {n} replicas is more than --limit {}: raise --limit to place that many",
+            args.limit
         )));
     }
     let Some(replicas) = replicas else {
@@ -123,26 +160,31 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
     workload.register_owner(&mut cluster, pod.namespace);
     let mut snapshot = Snapshot::new(Arc::new(cluster), None);
-    // `--max` stops at the first replica that fits nowhere; the cap only guards a runaway loop.
+    // `--max` stops at the first replica that fits nowhere, or at `--limit`: a node that takes
+    // a billion pods of this shape would otherwise be filled one by one.
     let limit = if args.max {
-        max_replicas(&snapshot)
+        replicas.min(max_replicas(&snapshot))
     } else {
         replicas
     };
-    let seq = sequence::place(fw, &mut snapshot, &pod, limit);
+    let mut progress = Progress::new();
+    let seq =
+        sequence::place_reporting(fw, &mut snapshot, &pod, limit, &mut |n| progress.placed(n));
+    progress.done();
     let report = explain::placement::build(
         fw.release,
         &snapshot,
         &pod,
         workload.description.as_deref(),
         (!args.max).then_some(replicas),
+        args.max.then_some(args.limit),
         &seq,
     );
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
-        Output::Table | Output::Wide => print!(
-            "{}",
-            explain::placement::render(&report, table_options(global))
+        Output::Table | Output::Wide => print_text(
+            global,
+            &explain::placement::render(&report, table_options(global)),
         ),
     }
     Ok(if args.max || report.placed == replicas {
@@ -150,6 +192,48 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     } else {
         EXIT_UNSCHEDULABLE
     })
+}
+
+/// A count of replicas placed, redrawn on stderr while a long placement runs on a terminal.
+struct Progress {
+    started: std::time::Instant,
+    drawn: Option<std::time::Instant>,
+    terminal: bool,
+}
+
+impl Progress {
+    /// Quiet for the first second: most placements are over by then.
+    const QUIET: std::time::Duration = std::time::Duration::from_secs(1);
+    const EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+    fn new() -> Progress {
+        Progress {
+            started: std::time::Instant::now(),
+            drawn: None,
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn placed(&mut self, n: usize) {
+        if !self.terminal || n % 64 != 0 {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let due = match self.drawn {
+            None => now - self.started >= Self::QUIET,
+            Some(t) => now - t >= Self::EVERY,
+        };
+        if due {
+            eprint!("\rplacing replicas: {n} placed…");
+            self.drawn = Some(now);
+        }
+    }
+
+    fn done(&self) {
+        if self.drawn.is_some() {
+            eprint!("\r\x1b[K");
+        }
+    }
 }
 
 /// Every node's pod capacity: no sequence of placements can go beyond it.
@@ -166,7 +250,7 @@ pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failu
     match global.output {
         Output::Json | Output::Yaml => print_structured(e, global.output),
         Output::Table | Output::Wide => {
-            print!("{}", explain::table::render(e, table_options(global)));
+            print_text(global, &explain::table::render(e, table_options(global)));
             Ok(())
         }
     }

@@ -1,15 +1,22 @@
 //! What `whatif -f` accepts: a Pod, or a workload whose pod template is placed `replicas` times.
-//! Workload pods get the owner a real controller would give them, so default topology spreading
-//! treats them as it would treat the real replicas.
+//! The manifest is decoded strictly, as `kubectl --validate=strict` sends it: a field the type
+//! does not have is an error, not a silently different answer. Workload pods get the owner a real
+//! controller would give them, so default topology spreading treats them as it would treat the
+//! real replicas.
 
 use super::Failure;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::labels::{Labels, Requirement, Selector};
+use crate::model::validate::{Errors, quoted};
+use crate::source::decode;
 use anyhow::anyhow;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// The label a Deployment's ReplicaSet adds so its selector only matches its own pods.
 const POD_TEMPLATE_HASH: &str = "pod-template-hash";
@@ -17,10 +24,12 @@ const WHATIF_HASH: &str = "whatif";
 
 pub struct Workload {
     pub pod: k8s::Pod,
-    /// `spec.replicas` (or a Job's `parallelism`); `None` for a bare Pod.
+    /// `spec.replicas` (or the pods a Job runs at once); `None` for a bare Pod.
     pub replicas: Option<usize>,
     /// "Deployment web" and the like, for messages.
     pub description: Option<String>,
+    /// `Deployment shop/web`: the object messages about the pod name, when it is a template.
+    pub object: Option<String>,
     /// The controller the pods would have, to register so default spreading finds it.
     owner: Option<(OwnerKind, Str, Option<Selector>, Option<Labels>)>,
 }
@@ -32,87 +41,266 @@ enum OwnerKind {
     ReplicationController,
 }
 
-fn field<T: serde::de::DeserializeOwned>(
-    display: &str,
-    kind: &str,
-    v: &Value,
-    pointer: &str,
-) -> Result<Option<T>, Failure> {
-    match v.pointer(pointer) {
-        None | Some(Value::Null) => Ok(None),
-        Some(x) => serde_json::from_value(x.clone()).map(Some).map_err(|e| {
-            Failure::bad_input(anyhow!(
-                "{display}: {kind}: {}: {e}",
-                pointer.trim_start_matches('/').replace('/', ".")
-            ))
-        }),
+/// The kind of the manifest: `Pod` when it says none.
+fn kind_of<'a>(display: &str, value: &'a Value) -> Result<&'a str, Failure> {
+    match value.get("kind") {
+        None | Some(Value::Null) => Ok("Pod"),
+        Some(Value::String(kind)) => Ok(kind),
+        Some(_) => Err(Failure::bad_input(anyhow!(
+            "{display}: kind: expected a string"
+        ))),
     }
 }
 
-/// Reads a Pod or a workload's pod template.
-pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
-    let kind = value
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("Pod")
-        .to_string();
-    if kind == "Pod" {
-        let pod = crate::source::file::typed(display, "Pod", value).map_err(Failure::bad_input)?;
-        return Ok(Workload {
-            pod,
-            replicas: None,
-            description: None,
-            owner: None,
-        });
+/// Decodes the manifest as `T`, strictly: its apiVersion must be T's, and every field must be one
+/// T has. `object` names it in messages.
+fn strict<T: k8s_openapi::Resource + serde::de::DeserializeOwned>(
+    display: &str,
+    object: &str,
+    value: &Value,
+) -> Result<T, Failure> {
+    let failure = |what: String| Failure::bad_input(anyhow!("{display}: {object}: {what}"));
+    match value.get("apiVersion") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(v)) if v.is_empty() || v == T::API_VERSION => {}
+        Some(other) => {
+            return Err(failure(format!(
+                "apiVersion: unsupported value {other} for kind {} (expected {})",
+                T::KIND,
+                T::API_VERSION
+            )));
+        }
     }
-    let meta: ObjectMeta = field(display, &kind, &value, "/metadata")?.unwrap_or_default();
-    let name = meta.name.clone().unwrap_or_default();
-    let template: k8s::PodTemplateSpec = match kind.as_str() {
-        "Deployment"
-        | "ReplicaSet"
-        | "StatefulSet"
-        | "ReplicationController"
-        | "Job"
-        | "DaemonSet" => field(display, &kind, &value, "/spec/template")?.ok_or_else(|| {
-            Failure::bad_input(anyhow!(
-                "{display}: {kind} {name}: spec.template: required field is missing"
-            ))
-        })?,
+    let decoded = decode::decode::<T>(value).map_err(|e| failure(e.to_string()))?;
+    if !decoded.unknown.is_empty() {
+        let unknown: Vec<String> = decoded.unknown.iter().map(ToString::to_string).collect();
+        return Err(failure(format!(
+            "strict decoding error: {}",
+            unknown.join(", ")
+        )));
+    }
+    Ok(decoded.value)
+}
+
+/// The pod template and replica count of a workload, validated as its API validation checks
+/// what the scheduler relies on.
+struct Template {
+    meta: ObjectMeta,
+    template: Option<k8s::PodTemplateSpec>,
+    replicas: Option<i32>,
+    selector: Option<LabelSelector>,
+    errors: Errors,
+}
+
+fn replicas_field(errors: &mut Errors, field: &str, n: Option<i32>) {
+    if let Some(n) = n.filter(|n| *n < 0) {
+        errors.push(
+            field,
+            format!("Invalid value: {n}: must be greater than or equal to 0"),
+        );
+    }
+}
+
+/// `ValidatePodTemplateSpecForReplicaSet` and its like: a template's restart policy.
+fn restart_policy(errors: &mut Errors, template: Option<&k8s::PodTemplateSpec>, allowed: &[&str]) {
+    let policy = template
+        .and_then(|t| t.spec.as_ref())
+        .and_then(|s| s.restart_policy.as_deref());
+    let field = "spec.template.spec.restartPolicy";
+    match policy {
+        Some(p) => errors.one_of(field, p, allowed),
+        // Workloads of replicas default to Always; a Job has no default.
+        None if allowed.contains(&"Always") => {}
+        None => errors.push(
+            field,
+            format!("Required value: valid values: {}", quoted(allowed)),
+        ),
+    }
+}
+
+fn template_labels(t: &Template) -> BTreeMap<String, String> {
+    t.template
+        .as_ref()
+        .and_then(|t| t.metadata.as_ref())
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default()
+}
+
+/// The workload's selector must select its own template (`selector` does not match template
+/// `labels`), and may not be empty.
+fn selects_template(t: &mut Template, kind: &str) {
+    let labels = template_labels(t);
+    let Some(sel) = &t.selector else {
+        t.errors.push("spec.selector", "Required value");
+        return;
+    };
+    if sel.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
+        && sel.match_expressions.as_ref().is_none_or(Vec::is_empty)
+    {
+        t.errors.push(
+            "spec.selector",
+            format!(
+                "Invalid value: {{}}: empty selector is invalid for {}",
+                kind.to_lowercase()
+            ),
+        );
+        return;
+    }
+    match Selector::from_label_selector(Some(sel)) {
+        Err(e) => t.errors.push("spec.selector", e),
+        Ok(s) if !s.matches(&Labels::from_map(&labels)) => t.errors.push(
+            "spec.template.metadata.labels",
+            format!(
+                "Invalid value: {}: `selector` does not match template `labels`",
+                serde_json::to_string(&labels).unwrap_or_default()
+            ),
+        ),
+        Ok(_) => {}
+    }
+}
+
+fn decode_template(
+    display: &str,
+    object: &str,
+    kind: &str,
+    value: &Value,
+) -> Result<Template, Failure> {
+    let mut t = match kind {
+        "Deployment" => {
+            let d: Deployment = strict(display, object, value)?;
+            let spec = d.spec;
+            Template {
+                meta: d.metadata,
+                template: Some(spec.template),
+                replicas: spec.replicas,
+                selector: Some(spec.selector),
+                errors: Errors::default(),
+            }
+        }
+        "ReplicaSet" => {
+            let rs: ReplicaSet = strict(display, object, value)?;
+            let spec = rs.spec;
+            Template {
+                meta: rs.metadata,
+                template: spec.template,
+                replicas: spec.replicas,
+                selector: Some(spec.selector),
+                errors: Errors::default(),
+            }
+        }
+        "StatefulSet" => {
+            let ss: StatefulSet = strict(display, object, value)?;
+            let spec = ss.spec;
+            Template {
+                meta: ss.metadata,
+                template: Some(spec.template),
+                replicas: spec.replicas,
+                selector: Some(spec.selector),
+                errors: Errors::default(),
+            }
+        }
+        "ReplicationController" => {
+            let rc: k8s::ReplicationController = strict(display, object, value)?;
+            let spec = rc.spec.unwrap_or_default();
+            Template {
+                meta: rc.metadata,
+                // A ReplicationController without a selector selects its template's labels.
+                selector: Some(LabelSelector {
+                    match_labels: spec.selector.filter(|s| !s.is_empty()).or_else(|| {
+                        spec.template
+                            .as_ref()
+                            .and_then(|t| t.metadata.as_ref())
+                            .and_then(|m| m.labels.clone())
+                    }),
+                    match_expressions: None,
+                }),
+                template: spec.template,
+                replicas: spec.replicas,
+                errors: Errors::default(),
+            }
+        }
+        "Job" => {
+            let job: Job = strict(display, object, value)?;
+            let spec = job.spec.unwrap_or_default();
+            let mut errors = Errors::default();
+            replicas_field(&mut errors, "spec.parallelism", spec.parallelism);
+            replicas_field(&mut errors, "spec.completions", spec.completions);
+            restart_policy(&mut errors, Some(&spec.template), &["OnFailure", "Never"]);
+            // The Job controller runs at most the completions still to go at once.
+            let parallelism = spec.parallelism.unwrap_or(1);
+            Template {
+                meta: job.metadata,
+                template: Some(spec.template),
+                replicas: Some(spec.completions.map_or(parallelism, |c| c.min(parallelism))),
+                selector: None,
+                errors,
+            }
+        }
+        "DaemonSet" => {
+            let ds: DaemonSet = strict(display, object, value)?;
+            return Err(Failure::bad_input(anyhow!(
+                "{display}: DaemonSet {}: a DaemonSet places one pod per node by node name, not through scheduling choices; try one of its pods with `whatif -f pod.yaml` instead",
+                ds.metadata.name.unwrap_or_default()
+            )));
+        }
         other => {
             return Err(Failure::bad_input(anyhow!(
                 "{display}: expected a Pod or a workload (Deployment, ReplicaSet, StatefulSet, ReplicationController, Job), found a {other}"
             )));
         }
     };
-    if kind == "DaemonSet" {
+    if kind != "Job" {
+        replicas_field(&mut t.errors, "spec.replicas", t.replicas);
+        let template = t.template.clone();
+        restart_policy(&mut t.errors, template.as_ref(), &["Always"]);
+        selects_template(&mut t, kind);
+    }
+    if t.template.as_ref().is_none_or(|t| t.spec.is_none()) {
+        t.errors.push("spec.template.spec", "Required value");
+    }
+    Ok(t)
+}
+
+/// Reads a Pod or a workload's pod template; `namespace` is where an object without one goes.
+pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Workload, Failure> {
+    let kind = kind_of(display, &value)?.to_string();
+    let meta = value.get("metadata");
+    let field = |key: &str| {
+        meta.and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let object = format!(
+        "{kind} {}/{}",
+        field("namespace").unwrap_or(namespace),
+        field("name").or(field("generateName")).unwrap_or("")
+    );
+    if kind == "Pod" {
+        return Ok(Workload {
+            pod: strict(display, &object, &value)?,
+            replicas: None,
+            description: None,
+            object: None,
+            owner: None,
+        });
+    }
+    let t = decode_template(display, &object, &kind, &value)?;
+    if !t.errors.0.is_empty() {
         return Err(Failure::bad_input(anyhow!(
-            "{display}: DaemonSet {name}: a DaemonSet places one pod per node by node name, not through scheduling choices; try one of its pods with `whatif -f pod.yaml` instead"
+            "{display}: {object} is invalid:\n  {}",
+            t.errors.to_string().replace('\n', "\n  ")
         )));
     }
-    let replicas: Option<i64> = match kind.as_str() {
-        "Job" => field(display, &kind, &value, "/spec/parallelism")?,
-        _ => field(display, &kind, &value, "/spec/replicas")?,
+    let name = t.meta.name.clone().unwrap_or_default();
+    let template = t.template.unwrap_or_default();
+    let mut compiled = match (&t.selector, kind.as_str()) {
+        (_, "ReplicationController" | "Job") | (None, _) => None,
+        (Some(sel), _) => Selector::from_label_selector(Some(sel)).ok(),
     };
-    let selector: Option<LabelSelector> = if kind == "ReplicationController" {
-        None
-    } else {
-        field(display, &kind, &value, "/spec/selector")?
-    };
-    let rc_selector: Option<std::collections::BTreeMap<String, String>> =
-        if kind == "ReplicationController" {
-            field(display, &kind, &value, "/spec/selector")?
-        } else {
-            None
-        };
     let mut pod_meta = template.metadata.unwrap_or_default();
-    pod_meta.namespace = meta.namespace.clone();
+    pod_meta.namespace = t.meta.namespace.clone();
     pod_meta.name = Some(name.clone());
-    let mut compiled = match &selector {
-        Some(sel) => Some(Selector::from_label_selector(Some(sel)).map_err(|e| {
-            Failure::bad_input(anyhow!("{display}: {kind} {name}: spec.selector: {e}"))
-        })?),
-        None => None,
-    };
+    let rc_selector = t.selector.as_ref().and_then(|s| s.match_labels.as_ref());
     let owner = match kind.as_str() {
         "Deployment" => {
             pod_meta
@@ -138,7 +326,7 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
             OwnerKind::ReplicationController,
             Str::new(&name),
             None,
-            rc_selector.as_ref().map(Labels::from_map),
+            rc_selector.map(Labels::from_map),
         )),
         _ => None,
     };
@@ -163,8 +351,10 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
             spec: template.spec,
             status: None,
         },
-        replicas: Some(replicas.unwrap_or(1).max(0) as usize),
+        // Validated non-negative above.
+        replicas: Some(usize::try_from(t.replicas.unwrap_or(1)).unwrap_or(0)),
         description: Some(format!("{kind} {name}")),
+        object: Some(object),
         owner,
     })
 }

@@ -59,6 +59,8 @@ impl<'a, 'p> Field<'a, 'p> {
             )
         };
         match self.node {
+            // Go leaves a field it decodes null into at its zero value.
+            Node::Null => Ok(0),
             Node::Int(i) if (min..=max).contains(i) => Ok(*i),
             Node::Int(i) => Err(number(i.to_string())),
             Node::Float(f) => Err(number(f.to_string())),
@@ -78,6 +80,7 @@ impl<'a, 'p> Field<'a, 'p> {
 
     pub fn f64(&self, go_type: &str) -> Res<f64> {
         match self.node {
+            Node::Null => Ok(0.0),
             Node::Int(i) => Ok(*i as f64),
             Node::Float(f) => Ok(*f),
             _ => Err(self.type_error(go_type)),
@@ -86,6 +89,7 @@ impl<'a, 'p> Field<'a, 'p> {
 
     pub fn bool(&self) -> Res<bool> {
         match self.node {
+            Node::Null => Ok(false),
             Node::Bool(b) => Ok(*b),
             _ => Err(self.type_error("bool")),
         }
@@ -98,6 +102,7 @@ impl<'a, 'p> Field<'a, 'p> {
     /// A string into a named string type (`v1.ScoringStrategyType`, …).
     pub fn string_of(&self, go_type: &str) -> Res<String> {
         match self.node {
+            Node::Null => Ok(String::new()),
             Node::String(s) => Ok(s.clone()),
             _ => Err(self.type_error(go_type)),
         }
@@ -131,17 +136,20 @@ impl<'a, 'p> Field<'a, 'p> {
         }
     }
 
+    /// A struct; null (`profiles: [null]`) is the zero struct, as Go decodes it.
     pub fn object(&self, go_struct: &'static str, go_type: &str) -> Res<Obj<'a>> {
-        match self.node {
-            Node::Map(entries) => Ok(Obj::new(
-                entries,
-                self.json.to_string(),
-                self.go_field.to_string(),
-                go_struct,
-                self.pos.to_vec(),
-            )),
-            _ => Err(self.type_error(go_type)),
-        }
+        let entries: &'a [(String, Node)] = match self.node {
+            Node::Map(entries) => entries,
+            Node::Null => &[],
+            _ => return Err(self.type_error(go_type)),
+        };
+        Ok(Obj::new(
+            entries,
+            self.json.to_string(),
+            self.go_field.to_string(),
+            go_struct,
+            self.pos.to_vec(),
+        ))
     }
 
     /// The items of a list, each with its index in the strict path.

@@ -623,3 +623,15 @@ fn extender_tls_data_is_base64() {
         "json: cannot unmarshal number into Go struct field ExtenderTLSConfig.extenders.tlsConfig.caData of type []uint8"
     );
 }
+
+#[test]
+fn null_is_the_zero_value_as_go_decodes_it() {
+    // kube-scheduler starts with a null profile: the zero profile, defaulted.
+    let fws = frameworks("profiles: [null]\n");
+    assert_eq!(fws.len(), 1);
+    assert_eq!(fws[0].profile, "default-scheduler");
+    let plain = frameworks("profiles: [{schedulerName: default-scheduler}]\n");
+    assert_eq!(scores(&fws[0]), scores(&plain[0]));
+    let fws = frameworks("profiles:\n- schedulerName: null\n  percentageOfNodesToScore: null\n");
+    assert_eq!(fws[0].profile, "default-scheduler");
+}

@@ -3,11 +3,11 @@
 //! the decision differs from what a user might assume.
 
 use super::Explanation;
-use super::table::Style;
 use crate::framework::extender::{Call, ExtenderConfig, Verb};
 use crate::framework::runner::{CycleResult, Framework};
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
+use crate::term::Style;
 use serde::Serialize;
 use std::fmt::Write;
 

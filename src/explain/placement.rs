@@ -1,11 +1,10 @@
 //! The report of a replica placement (`whatif --replicas N` / `--max`), its schema and table.
 
-use super::table::TableOptions;
 use crate::framework::sequence::Sequence;
 use crate::framework::snapshot::Snapshot;
 use crate::model::pod::Pod;
 use crate::release::ReleaseChoice;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
+use crate::term::{Column, Fit, Table, TableOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -17,8 +16,11 @@ pub struct PlacementEntry {
     pub node: String,
     /// The winning total score; null when only one node was feasible (not scored).
     pub score: Option<i64>,
-    /// Nodes tied for the best score (the real scheduler picks one of them at random).
+    /// The first nodes (by name, at most three) of those tied for the best score, when several
+    /// tied: the real scheduler picks one of them at random.
     pub tied: Vec<String>,
+    /// How many nodes tied for the best score (1: none but `node`).
+    pub tied_count: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -42,6 +44,8 @@ pub struct PlacementReport {
     pub per_zone: BTreeMap<String, usize>,
     /// Why the next replica fits nowhere: its FailedScheduling message.
     pub stopped: Option<String>,
+    /// `--max` stopped at this bound (`--limit`) while replicas still fit.
+    pub limit: Option<usize>,
     /// Placements where several nodes tied: another run of the real scheduler may differ there.
     pub ties: usize,
 }
@@ -52,6 +56,7 @@ pub fn build(
     template: &Pod,
     workload: Option<&str>,
     requested: Option<usize>,
+    limit: Option<usize>,
     seq: &Sequence,
 ) -> PlacementReport {
     let mut per_node = BTreeMap::new();
@@ -77,17 +82,19 @@ pub fn build(
                 pod: p.pod.clone(),
                 node: p.node.to_string(),
                 score: p.score,
-                tied: if p.tied.len() > 1 {
+                tied: if p.ties > 1 {
                     p.tied.iter().map(|t| t.to_string()).collect()
                 } else {
                     Vec::new()
                 },
+                tied_count: p.ties,
             })
             .collect(),
         per_node,
         per_zone,
         stopped: seq.stopped.clone(),
-        ties: seq.placements.iter().filter(|p| p.tied.len() > 1).count(),
+        limit: limit.filter(|&l| seq.stopped.is_none() && seq.placements.len() == l),
+        ties: seq.placements.iter().filter(|p| p.ties > 1).count(),
     }
 }
 
@@ -113,57 +120,82 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         r.num_nodes,
         style.dim(&r.scheduler.describe())
     );
-    let mut t = Table::new();
-    t.load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(opts.width);
-    t.set_header(vec!["REPLICA", "NODE", "SCORE", "TIED WITH"]);
+    let mut t = Table::new(vec![
+        Column::new("REPLICA", Fit::Keep),
+        Column::new("NODE", Fit::Keep),
+        Column::new("SCORE", Fit::Keep).right(),
+        Column::new("TIED WITH", Fit::Wrap { min: 16 }),
+    ]);
     for p in &r.placements {
-        let tied: Vec<&str> = p
+        let others: Vec<&str> = p
             .tied
             .iter()
             .map(String::as_str)
             .filter(|t| *t != p.node)
             .collect();
-        t.add_row(vec![
-            Cell::new(&p.pod),
-            Cell::new(&p.node),
-            Cell::new(p.score.map_or("-".to_string(), |s| s.to_string()))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(tied.join(", ")),
+        let unnamed = p.tied_count.saturating_sub(p.tied.len());
+        let tied = match unnamed {
+            _ if p.tied_count <= 1 => String::new(),
+            0 => others.join(", "),
+            n => format!("{} and {n} more", others.join(", ")),
+        };
+        t.row(vec![
+            p.pod.clone(),
+            p.node.clone(),
+            p.score.map_or("-".to_string(), |s| s.to_string()),
+            tied,
         ]);
     }
-    if !r.placements.is_empty() {
-        let _ = writeln!(out, "{}", t.trim_fmt());
+    if !t.is_empty() {
+        out.push_str(&t.render(opts.width, opts.wide));
+    }
+    if r.placements.iter().any(|p| p.score.is_none()) {
+        let _ = writeln!(
+            out,
+            "{} SCORE -: not scored, only one node was feasible (kube-scheduler skips scoring then)",
+            style.dim("Note:")
+        );
     }
     out.push('\n');
     let per_node: Vec<String> = r.per_node.iter().map(|(n, c)| format!("{n} {c}")).collect();
-    match r.requested {
-        Some(n) if r.placed == n => {
-            let _ = writeln!(
-                out,
-                "{} {}/{n}: {}",
-                style.good("Placed"),
-                r.placed,
-                per_node.join(", ")
-            );
+    // Where they went, when any were placed.
+    let placed_on = if per_node.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", per_node.join(", "))
+    };
+    match (r.requested, r.limit) {
+        (Some(n), _) if r.placed == n => {
+            let _ = writeln!(out, "{} {}/{n}{placed_on}", style.good("Placed"), r.placed);
         }
-        Some(n) => {
+        (Some(n), _) => {
             let _ = writeln!(
                 out,
-                "{} {}/{n}: {}",
+                "{} {}/{n}{placed_on}",
                 style.bad("Placed only"),
-                r.placed,
-                per_node.join(", ")
+                r.placed
             );
         }
-        None => {
+        (None, Some(limit)) => {
+            let last = r.placements.last().map_or("", |p| p.node.as_str());
             let _ = writeln!(
                 out,
-                "{} {} more replica(s) fit: {}",
+                "{} {} more replica(s) fit{placed_on}",
+                style.good("At least"),
+                r.placed
+            );
+            let _ = writeln!(
+                out,
+                "{} after {limit} replicas, the --limit, while more still fit (the last went to {last}); raise --limit to count further",
+                style.warn("Stopped")
+            );
+        }
+        (None, None) => {
+            let _ = writeln!(
+                out,
+                "{} {} more replica(s) fit{placed_on}",
                 style.good("At most"),
-                r.placed,
-                per_node.join(", ")
+                r.placed
             );
         }
     }

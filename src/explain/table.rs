@@ -3,43 +3,8 @@
 //! Readable at 80 columns; `wide` adds a column per Score plugin.
 
 use super::{Explanation, NodeExplanation, Stage};
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
-use owo_colors::OwoColorize;
+use crate::term::{Column, Fit, Style, Table, TableOptions};
 use std::fmt::Write;
-
-/// Colours on or off, decided once from `--color` and the environment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Style {
-    pub color: bool,
-}
-
-impl Style {
-    fn paint(&self, s: &str, f: impl Fn(&str) -> String) -> String {
-        if self.color { f(s) } else { s.to_string() }
-    }
-    pub fn good(&self, s: &str) -> String {
-        self.paint(s, |s| s.green().to_string())
-    }
-    pub fn bad(&self, s: &str) -> String {
-        self.paint(s, |s| s.red().to_string())
-    }
-    pub fn warn(&self, s: &str) -> String {
-        self.paint(s, |s| s.yellow().to_string())
-    }
-    pub fn bold(&self, s: &str) -> String {
-        self.paint(s, |s| s.bold().to_string())
-    }
-    pub fn dim(&self, s: &str) -> String {
-        self.paint(s, |s| s.dimmed().to_string())
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct TableOptions {
-    pub wide: bool,
-    pub width: u16,
-    pub style: Style,
-}
 
 fn verdict(n: &NodeExplanation, selected: bool, style: Style) -> String {
     if n.feasible {
@@ -121,49 +86,41 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         v.dedup();
         v
     };
-    let mut table = Table::new();
-    table
-        .load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(opts.width);
-    let mut head = vec![
-        Cell::new("NODE"),
-        Cell::new("FITS"),
-        Cell::new("FIRST FAILING PLUGIN: REASONS"),
+    let mut columns = vec![
+        Column::new("NODE", Fit::Keep),
+        Column::new("FITS", Fit::Keep),
+        Column::new("FIRST FAILING PLUGIN: REASONS", Fit::Wrap { min: 24 }),
     ];
     if opts.wide {
-        head.extend(score_plugins.iter().map(Cell::new));
+        columns.extend(
+            score_plugins
+                .iter()
+                .map(|p| Column::new(p, Fit::Keep).right()),
+        );
     }
-    head.push(Cell::new("SCORE"));
-    table.set_header(head);
+    columns.push(Column::new("SCORE", Fit::Keep).right());
+    let mut table = Table::new(columns);
     for n in &e.nodes {
         let selected = e.selected.contains(&n.name);
-        let mut row = vec![
-            Cell::new(n.name),
-            Cell::new(verdict(n, selected, style)),
-            Cell::new(why(n)),
-        ];
+        let mut row = vec![n.name.to_string(), verdict(n, selected, style), why(n)];
         if opts.wide {
-            for p in &score_plugins {
-                row.push(
-                    Cell::new(n.scores.get(*p).map(|s| s.to_string()).unwrap_or_default())
-                        .set_alignment(CellAlignment::Right),
-                );
-            }
+            row.extend(
+                score_plugins
+                    .iter()
+                    .map(|p| n.scores.get(*p).map(|s| s.to_string()).unwrap_or_default()),
+            );
         }
-        row.push(
-            Cell::new(n.total.map(|t| t.to_string()).unwrap_or_default())
-                .set_alignment(CellAlignment::Right),
-        );
-        table.add_row(row);
+        row.push(n.total.map(|t| t.to_string()).unwrap_or_default());
+        table.row(row);
     }
-    let _ = writeln!(out, "{}", table.trim_fmt());
+    out.push_str(&table.render(opts.width, opts.wide));
     out.push('\n');
-    summary(e, style, &mut out);
+    summary(e, opts, &mut out);
     out
 }
 
-fn summary(e: &Explanation, style: Style, out: &mut String) {
+fn summary(e: &Explanation, opts: TableOptions, out: &mut String) {
+    let style = opts.style;
     if let Some(err) = &e.error {
         let _ = writeln!(out, "{} {err}", style.bad("Error:"));
         return;
@@ -209,7 +166,7 @@ fn summary(e: &Explanation, style: Style, out: &mut String) {
         }
     }
     if let Some(p) = &e.preemption {
-        preemption(e, p, style, out);
+        preemption(e, p, opts, out);
     }
     super::extenders::render(e, style, out);
     for b in &e.binding {
@@ -220,7 +177,13 @@ fn summary(e: &Explanation, style: Style, out: &mut String) {
     }
 }
 
-fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, out: &mut String) {
+fn preemption(
+    e: &Explanation,
+    p: &super::PreemptionExplanation,
+    opts: TableOptions,
+    out: &mut String,
+) {
+    let style = opts.style;
     out.push('\n');
     if p.message == crate::plugins::dynamic_resources::ERR_NOT_FOUND {
         let _ = writeln!(
@@ -254,15 +217,12 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
                 p.tied_nodes.join(", ")
             );
         }
-        let mut t = Table::new();
-        t.load_style(presets::NOTHING)
-            .set_content_arrangement(ContentArrangement::Dynamic);
-        t.set_header(vec![
-            "CANDIDATE",
-            "VICTIM",
-            "PRIORITY",
-            "VIOLATES PDB",
-            "PDB VIOLATIONS",
+        let mut t = Table::new(vec![
+            Column::new("CANDIDATE", Fit::Keep),
+            Column::new("VICTIM", Fit::Wrap { min: 16 }),
+            Column::new("PRIORITY", Fit::Keep),
+            Column::new("VIOLATES PDB", Fit::Wrap { min: 12 }),
+            Column::new("PDB VIOLATIONS", Fit::Keep),
         ]);
         for c in &p.candidates {
             for (i, v) in c.victims.iter().enumerate() {
@@ -280,7 +240,7 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
                 } else {
                     String::new()
                 };
-                t.add_row(vec![
+                t.row(vec![
                     node,
                     v.pod.clone(),
                     v.priority.to_string(),
@@ -289,7 +249,7 @@ fn preemption(e: &Explanation, p: &super::PreemptionExplanation, style: Style, o
                 ]);
             }
         }
-        let _ = writeln!(out, "{}", t.trim_fmt());
+        out.push_str(&t.render(opts.width, opts.wide));
         if p.potential_nodes.len() > p.sampled_candidates {
             let _ = writeln!(
                 out,

@@ -19,14 +19,34 @@ use crate::model::pod::Pod;
 use rayon::prelude::*;
 use std::sync::Arc;
 
+/// How many of the nodes tied for a placement it keeps by name: on a pool of identical nodes
+/// nearly all of them tie every time, and keeping them all costs placements × nodes.
+pub const TIES_KEPT: usize = 3;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Placement {
     pub pod: String,
     pub node: Str,
     pub score: Option<i64>,
-    /// Nodes tied with `node` for the best score; the real scheduler picks among them at random,
-    /// this tool takes the first by name so runs are repeatable.
+    /// The first of the nodes tied for the best score, by name (`node` first), at most
+    /// `TIES_KEPT`: the real scheduler picks among them at random, this tool takes the first so
+    /// runs are repeatable.
     pub tied: Vec<Str>,
+    /// How many nodes tied (1: none but `node`).
+    pub ties: usize,
+}
+
+impl Placement {
+    fn new(pod: String, node: Str, score: Option<i64>, tied: Vec<Str>) -> Placement {
+        Placement {
+            pod,
+            node,
+            score,
+            ties: tied.len(),
+            // A copy: the tie set's own vector has room for every node.
+            tied: tied[..tied.len().min(TIES_KEPT)].to_vec(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -51,6 +71,17 @@ fn replica(template: &Pod, i: usize) -> Pod {
 /// Places up to `limit` replicas of `template`, stopping at the first that fits nowhere. Each
 /// placement is added to `snapshot`, so later replicas see the earlier ones.
 pub fn place(fw: &Framework, snapshot: &mut Snapshot, template: &Pod, limit: usize) -> Sequence {
+    place_reporting(fw, snapshot, template, limit, &mut |_| {})
+}
+
+/// `place`, telling `placed` how many replicas are placed after each one (for progress).
+pub fn place_reporting(
+    fw: &Framework,
+    snapshot: &mut Snapshot,
+    template: &Pod,
+    limit: usize,
+    placed: &mut dyn FnMut(usize),
+) -> Sequence {
     // Nominated pods make filtering two-pass per node, and replicas sharing a claim can change
     // what PreFilter decides (a ReadWriteOncePod claim becomes "in use"): keep those paths simple
     // and exact by scheduling each replica from scratch.
@@ -59,9 +90,9 @@ pub fn place(fw: &Framework, snapshot: &mut Snapshot, template: &Pod, limit: usi
         .iter()
         .any(|v| v.persistent_volume_claim.is_some());
     if snapshot.nominated.is_empty() && !shares_claims {
-        Incremental::new(fw).place(snapshot, template, limit)
+        Incremental::new(fw).place(snapshot, template, limit, placed)
     } else {
-        place_one_by_one(fw, snapshot, template, limit)
+        place_one_by_one(fw, snapshot, template, limit, placed)
     }
 }
 
@@ -71,6 +102,7 @@ pub fn place_one_by_one(
     snapshot: &mut Snapshot,
     template: &Pod,
     limit: usize,
+    placed: &mut dyn FnMut(usize),
 ) -> Sequence {
     let mut out = Sequence::default();
     for i in 1..=limit {
@@ -90,16 +122,17 @@ pub fn place_one_by_one(
             })
             .flatten();
         let node = snapshot.nodes[chosen].name();
-        out.placements.push(Placement {
-            pod: pod.name.to_string(),
+        out.placements.push(Placement::new(
+            pod.name.to_string(),
             node,
             score,
-            tied: result
+            result
                 .selected
                 .iter()
                 .map(|&s| snapshot.nodes[s].name())
                 .collect(),
-        });
+        ));
+        placed(out.placements.len());
         pod.node_name = Some(node);
         snapshot.assume(Arc::new(pod), node);
     }
@@ -178,7 +211,13 @@ impl<'a> Incremental<'a> {
                 .any(|&k| !self.filter_plugin(k).filter(cx, state, node).is_success())
     }
 
-    fn place(&self, snapshot: &mut Snapshot, template: &Pod, limit: usize) -> Sequence {
+    fn place(
+        &self,
+        snapshot: &mut Snapshot,
+        template: &Pod,
+        limit: usize,
+        placed: &mut dyn FnMut(usize),
+    ) -> Sequence {
         let fw = self.fw;
         let mut out = Sequence::default();
         if limit == 0 {
@@ -282,30 +321,33 @@ impl<'a> Incremental<'a> {
                 }
             };
             let node = snapshot.nodes[chosen].name();
-            out.placements.push(Placement {
-                pod: pod.name.to_string(),
-                node,
-                score,
-                tied,
-            });
+            out.placements
+                .push(Placement::new(pod.name.to_string(), node, score, tied));
+            placed(i);
             pod.node_name = Some(node);
-            let placed = Arc::new(pod.clone());
-            snapshot.assume(placed.clone(), node);
+            let added = Arc::new(pod.clone());
+            snapshot.assume(added.clone(), node);
             let next = replica(template, i + 1);
             let cx = Cx {
                 pod: &next,
                 snapshot,
             };
             let ni = &snapshot.nodes[chosen];
-            if !fw.run_add_pod(&cx, &mut state, &placed, ni).is_success() {
+            if !fw.run_add_pod(&cx, &mut state, &added, ni).is_success() {
                 // A plugin could not follow; finish with full cycles rather than guess.
-                let rest = place_one_by_one(fw, snapshot, &replica(template, i + 1), limit - i);
+                let rest = place_one_by_one(
+                    fw,
+                    snapshot,
+                    &replica(template, i + 1),
+                    limit - i,
+                    &mut |n| placed(i + n),
+                );
                 renumber_into(&mut out, rest, template, i);
                 break;
             }
             for (k, &p) in fw.pre_score.iter().enumerate() {
                 pre_score_current[k] = pre_score_current[k]
-                    && fw.plugin(p).pre_score_add_pod(&cx, &mut state, &placed, ni);
+                    && fw.plugin(p).pre_score_add_pod(&cx, &mut state, &added, ni);
             }
             cache[chosen] = NodeCache {
                 local_fail: self.local_fail(&cx, &state, ni),
@@ -464,11 +506,22 @@ mod tests {
             let mut a = Snapshot::new(cluster.clone(), None);
             let mut b = Snapshot::new(cluster, None);
             let fast = place(&fw, &mut a, &pod, 12);
-            let slow = place_one_by_one(&fw, &mut b, &pod, 12);
+            let slow = place_one_by_one(&fw, &mut b, &pod, 12, &mut |_| {});
             assert_eq!(fast, slow, "{}", dir.display());
             compared += 1;
         }
         assert!(compared > 100, "only {compared} cases compared");
+    }
+
+    /// A placement on a pool of identical nodes holds a few names, not room for the pool: a
+    /// truncated vector keeps its allocation, so memory would still grow as placements × nodes.
+    #[test]
+    fn a_placement_keeps_no_room_for_the_whole_tie_set() {
+        let pool: Vec<Str> = (0..800).map(|i| Str::new(format!("n{i:03}"))).collect();
+        let p = Placement::new("w-1".into(), pool[0], Some(100), pool.clone());
+        assert_eq!(p.ties, 800);
+        assert_eq!(p.tied, pool[..TIES_KEPT]);
+        assert!(p.tied.capacity() <= TIES_KEPT, "{}", p.tied.capacity());
     }
 
     /// A ReadWriteOncePod claim taken by the first replica keeps the second one out.

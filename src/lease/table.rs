@@ -4,8 +4,7 @@
 use super::heartbeat::Heartbeats;
 use super::timeline::Change;
 use super::{Clock, ClockSource, LeaseReport, Listing, Status, Timings};
-use crate::explain::table::{Style, TableOptions};
-use comfy_table::{Cell, ColumnConstraint, ContentArrangement, Table, Width, presets};
+use crate::term::{Column, Fit, Style, Table, TableOptions};
 use k8s_openapi::jiff::{SignedDuration, Timestamp, Unit};
 use std::fmt::Write;
 
@@ -74,15 +73,6 @@ pub fn clock_line(what: &str, clock: &Clock) -> String {
     line
 }
 
-fn table(opts: &TableOptions, header: Vec<&str>) -> Table {
-    let mut t = Table::new();
-    t.load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(opts.width)
-        .set_header(header);
-    t
-}
-
 fn ago(d: Option<SignedDuration>) -> String {
     match d {
         Some(d) if !d.is_negative() => format!("{} ago", human(d)),
@@ -124,58 +114,53 @@ pub fn listing(l: &Listing, opts: TableOptions) -> String {
         return out;
     }
     out.push('\n');
-    let mut header = vec![
-        "NAMESPACE",
-        "NAME",
-        "HOLDER",
-        "STATUS",
-        "RENEWED",
-        "TAKEOVER",
+    // Only the holder gives way, cut (its whole identity is in -o wide and the detail view): a
+    // lease's name broken over lines is harder to read than a line longer than the terminal.
+    let mut columns = vec![
+        Column::new("NAMESPACE", Fit::Keep),
+        Column::new("NAME", Fit::Keep),
+        Column::new("HOLDER", Fit::Cut { min: 12 }),
+        Column::new("STATUS", Fit::Keep),
+        Column::new("RENEWED", Fit::Keep),
+        Column::new("TAKEOVER", Fit::Keep),
     ];
     if opts.wide {
-        header.extend([
-            "TRANSITIONS",
-            "IDENTITY",
-            "POD",
-            "NODE",
-            "ACQUIRED",
-            "DURATION",
-        ]);
+        columns.extend(
+            [
+                "TRANSITIONS",
+                "IDENTITY",
+                "POD",
+                "NODE",
+                "ACQUIRED",
+                "DURATION",
+            ]
+            .map(|h| Column::new(h, Fit::Keep)),
+        );
     }
-    let mut t = table(&opts, header);
+    let mut t = Table::new(columns);
     for r in &l.leases {
         let mut row = vec![
-            Cell::new(&r.namespace),
-            Cell::new(&r.name),
-            Cell::new(holder_cell(r)),
-            Cell::new(status_cell(r.status, style)),
-            Cell::new(age(r.since_renewal_seconds)),
-            Cell::new(takeover(r)),
+            r.namespace.clone(),
+            r.name.clone(),
+            holder_cell(r),
+            status_cell(r.status, style),
+            age(r.since_renewal_seconds),
+            takeover(r),
         ];
         if opts.wide {
             row.extend([
-                Cell::new(r.lease_transitions.map_or("-".into(), |n| n.to_string())),
-                Cell::new(r.holder_identity.as_deref().unwrap_or("-")),
-                Cell::new(r.holder_pod.as_deref().unwrap_or("-")),
-                Cell::new(r.holder_node.as_deref().unwrap_or("-")),
-                Cell::new(r.acquire_time.map_or("-".into(), when)),
-                Cell::new(
-                    r.lease_duration_seconds
-                        .map_or("-".into(), |s| format!("{s}s")),
-                ),
+                r.lease_transitions.map_or("-".into(), |n| n.to_string()),
+                r.holder_identity.clone().unwrap_or_else(|| "-".into()),
+                r.holder_pod.clone().unwrap_or_else(|| "-".into()),
+                r.holder_node.clone().unwrap_or_else(|| "-".into()),
+                r.acquire_time.map_or("-".into(), when),
+                r.lease_duration_seconds
+                    .map_or("-".into(), |s| format!("{s}s")),
             ]);
         }
-        t.add_row(row);
+        t.row(row);
     }
-    // Only the holder wraps, and not below a readable width: a lease's name broken over lines
-    // is harder to read than a line longer than the terminal.
-    for (i, column) in t.column_iter_mut().enumerate() {
-        column.set_constraint(match i {
-            2 => ColumnConstraint::LowerBoundary(Width::Fixed(12)),
-            _ => ColumnConstraint::ContentWidth,
-        });
-    }
-    let _ = writeln!(out, "{t}");
+    out.push_str(&t.render(opts.width, opts.wide));
     let troubled: Vec<&LeaseReport> = l
         .leases
         .iter()
@@ -351,17 +336,14 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
             style.bold("Candidates"),
             e.strategy.as_deref().unwrap_or("undecided")
         );
-        let mut t = table(
-            &opts,
-            vec![
-                "CANDIDATE",
-                "EMULATION",
-                "BINARY",
-                "RENEWED",
-                "PINGED",
-                "STATE",
-            ],
-        );
+        let mut t = Table::new(vec![
+            Column::new("CANDIDATE", Fit::Wrap { min: 16 }),
+            Column::new("EMULATION", Fit::Keep),
+            Column::new("BINARY", Fit::Keep),
+            Column::new("RENEWED", Fit::Keep),
+            Column::new("PINGED", Fit::Keep),
+            Column::new("STATE", Fit::Wrap { min: 12 }),
+        ]);
         for c in &e.candidates {
             let state = match c.state {
                 super::candidates::CandidateState::Preferred => style.good("preferred"),
@@ -372,16 +354,17 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
                 super::candidates::CandidateState::InvalidVersion => style.bad("invalid version"),
             };
             let c = &c.candidate;
-            t.add_row(vec![
-                Cell::new(&c.name),
-                Cell::new(c.emulation_version.as_deref().unwrap_or("-")),
-                Cell::new(c.binary_version.as_deref().unwrap_or("-")),
-                Cell::new(ago(c.renew_time.map(|t| clock.now.duration_since(t)))),
-                Cell::new(ago(c.ping_time.map(|t| clock.now.duration_since(t)))),
-                Cell::new(state),
+            t.row(vec![
+                c.name.clone(),
+                c.emulation_version.clone().unwrap_or_else(|| "-".into()),
+                c.binary_version.clone().unwrap_or_else(|| "-".into()),
+                ago(c.renew_time.map(|t| clock.now.duration_since(t))),
+                ago(c.ping_time.map(|t| clock.now.duration_since(t))),
+                state,
             ]);
         }
-        let _ = writeln!(out, "{t}\n  {}", e.note);
+        out.push_str(&t.render(opts.width, opts.wide));
+        let _ = writeln!(out, "  {}", e.note);
     }
     out
 }
@@ -409,9 +392,10 @@ pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
         return out;
     }
     out.push('\n');
-    let mut t = table(
-        &opts,
-        vec!["NODE", "STATUS", "RENEWED", "NOT READY", "NODE READY"],
+    let mut t = Table::new(
+        ["NODE", "STATUS", "RENEWED", "NOT READY", "NODE READY"]
+            .map(|h| Column::new(h, Fit::Keep))
+            .into(),
     );
     for n in stale {
         let not_ready = match n.not_ready_in_seconds {
@@ -430,15 +414,15 @@ pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
         } else {
             status_cell(n.status, style)
         };
-        t.add_row(vec![
-            Cell::new(&n.node),
-            Cell::new(status),
-            Cell::new(age(n.since_renewal_seconds)),
-            Cell::new(not_ready),
-            Cell::new(ready),
+        t.row(vec![
+            n.node.clone(),
+            status,
+            age(n.since_renewal_seconds),
+            not_ready,
+            ready,
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    out.push_str(&t.render(opts.width, opts.wide));
     out
 }
 

@@ -7,9 +7,12 @@ use super::intern::Str;
 use super::labels::{Labels, Selector};
 use super::node::Node;
 use super::pod::Pod;
+use super::validate::{self, dump};
 use crate::source::{Dump, Object, SnapshotMeta};
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, CSIStorageCapacity, StorageClass};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -69,6 +72,8 @@ pub struct Cluster {
     /// VolumeAttachments by node name.
     pub volume_attachments: HashMap<Str, Vec<VolumeAttachment>>,
     pub workloads: Workloads,
+    /// RuntimeClasses by name: what RuntimeClass admission adds to a pod naming one.
+    pub runtime_classes: HashMap<Str, Arc<RuntimeClass>>,
     pub leases: Vec<k8s_openapi::api::coordination::v1::Lease>,
     pub lease_candidates: Vec<serde_json::Value>,
     pub events: Vec<k8s::Event>,
@@ -76,7 +81,7 @@ pub struct Cluster {
     pub warnings: Vec<String>,
 }
 
-fn ns_name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> (Str, Str) {
+fn ns_name(meta: &ObjectMeta) -> (Str, Str) {
     (
         Str::new(meta.namespace.as_deref().unwrap_or("default")),
         Str::new(meta.name.as_deref().unwrap_or("")),
@@ -116,6 +121,8 @@ struct PendingAdmission {
 pub struct ConvertedPod {
     pod: Pod,
     needs_admission: Option<(Option<Str>, bool)>,
+    /// What the API server would have refused in it.
+    invalid: Option<validate::Errors>,
 }
 
 impl ConvertedPod {
@@ -141,10 +148,14 @@ pub fn convert_pod(mut p: k8s::Pod) -> Result<ConvertedPod, ObjectError> {
         _ => None,
     };
     Ok(ConvertedPod {
+        invalid: validate::pod(&p).err(),
         pod: Pod::from_k8s(&p)?,
         needs_admission,
     })
 }
+
+/// Invalid objects reported one by one, up to this many; the rest are counted.
+const INVALID_SHOWN: usize = 50;
 
 /// Builds a `Cluster` object by object, so a source never has to hold every API object at once.
 #[derive(Default)]
@@ -153,7 +164,18 @@ pub struct ClusterBuilder {
     pods: Vec<Pod>,
     pending: Vec<PendingAdmission>,
     errors: Vec<ObjectError>,
-    seen_nodes: std::collections::HashSet<Str>,
+    /// Every object by kind, namespace and name: the API server holds one of each.
+    seen: rustc_hash::FxHashSet<(&'static str, Str, Str)>,
+    /// Field errors of objects the API server would have refused, and how many there are.
+    invalid: (Vec<String>, usize),
+}
+
+/// `namespace/name`, or `name` for a cluster-scoped object.
+fn object_key(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    }
 }
 
 impl ClusterBuilder {
@@ -165,9 +187,79 @@ impl ClusterBuilder {
         self.cluster.warnings.push(warning);
     }
 
+    /// Refuses a second object of the same kind and name: which copy is the cluster's is
+    /// unknowable, and keeping both would count one pod twice.
+    fn first(&mut self, kind: &'static str, namespace: Option<&str>, name: &str) -> bool {
+        let key = (kind, Str::new(namespace.unwrap_or("")), Str::new(name));
+        if self.seen.insert(key) {
+            return true;
+        }
+        self.errors.push(ObjectError::new(
+            kind,
+            object_key(namespace, name),
+            "metadata.name",
+            "appears more than once",
+        ));
+        false
+    }
+
+    /// Notes what the API server would have refused in an object; it is read all the same.
+    fn check(
+        &mut self,
+        kind: &'static str,
+        meta: &ObjectMeta,
+        namespaced: bool,
+        result: Result<(), validate::Errors>,
+    ) {
+        let Err(errors) = result else { return };
+        let object = object_key(
+            namespaced.then(|| meta.namespace.as_deref().unwrap_or("default")),
+            meta.name.as_deref().unwrap_or(""),
+        );
+        self.invalid(kind, &object, errors);
+    }
+
+    fn invalid(&mut self, kind: &str, object: &str, errors: validate::Errors) {
+        let (shown, total) = &mut self.invalid;
+        for e in errors.0 {
+            *total += 1;
+            if shown.len() < INVALID_SHOWN {
+                shown.push(format!("{kind} {object}: {e}"));
+            }
+        }
+    }
+
+    /// Quantities that must parse for the answer to mean anything: their errors are the load's.
+    fn amounts(
+        &mut self,
+        kind: &'static str,
+        meta: &ObjectMeta,
+        result: Result<(), validate::Errors>,
+    ) {
+        let Err(errors) = result else { return };
+        let (ns, name) = ns_name(meta);
+        let object = match kind {
+            "PersistentVolume" => name.to_string(),
+            _ => format!("{ns}/{name}"),
+        };
+        self.errors.extend(
+            errors
+                .0
+                .into_iter()
+                .map(|e| ObjectError::new(kind, object.clone(), e.field, e.message)),
+        );
+    }
+
     pub fn add_pod(&mut self, converted: Result<ConvertedPod, ObjectError>) {
         match converted {
             Ok(c) => {
+                let (ns, name) = (c.pod.namespace, c.pod.name);
+                if !self.first("Pod", Some(ns.as_str()), name.as_str()) {
+                    return;
+                }
+                if let Some(errors) = c.invalid {
+                    self.invalid("Pod", &c.pod.key(), errors);
+                }
                 if let Some((class, policy_set)) = c.needs_admission {
                     self.pending.push(PendingAdmission {
                         pod: self.pods.len(),
@@ -181,23 +273,73 @@ impl ClusterBuilder {
         }
     }
 
+    /// Whether an object is the first of its kind and name; notes what the API server would have
+    /// refused in it.
+    fn admit(&mut self, object: &Object) -> bool {
+        let (kind, meta, namespaced): (&'static str, &ObjectMeta, bool) = match object {
+            Object::Node(x) => ("Node", &x.metadata, false),
+            Object::Namespace(x) => ("Namespace", &x.metadata, false),
+            Object::PriorityClass(x) => ("PriorityClass", &x.metadata, false),
+            Object::Pdb(x) => ("PodDisruptionBudget", &x.metadata, true),
+            Object::Pvc(x) => ("PersistentVolumeClaim", &x.metadata, true),
+            Object::Pv(x) => ("PersistentVolume", &x.metadata, false),
+            Object::StorageClass(x) => ("StorageClass", &x.metadata, false),
+            Object::CsiNode(x) => ("CSINode", &x.metadata, false),
+            Object::CsiDriver(x) => ("CSIDriver", &x.metadata, false),
+            Object::CsiStorageCapacity(x) => ("CSIStorageCapacity", &x.metadata, true),
+            Object::VolumeAttachment(x) => ("VolumeAttachment", &x.metadata, false),
+            Object::Service(x) => ("Service", &x.metadata, true),
+            Object::ReplicationController(x) => ("ReplicationController", &x.metadata, true),
+            Object::ReplicaSet(x) => ("ReplicaSet", &x.metadata, true),
+            Object::StatefulSet(x) => ("StatefulSet", &x.metadata, true),
+            Object::RuntimeClass(x) => ("RuntimeClass", &x.metadata, false),
+            Object::Lease(x) => ("Lease", &x.metadata, true),
+            Object::Event(x) => ("Event", &x.metadata, true),
+            Object::Pod(_) | Object::LeaseCandidate(_) | Object::SnapshotInfo(_) => return true,
+        };
+        let namespace = namespaced.then(|| meta.namespace.as_deref().unwrap_or("default"));
+        if !self.first(kind, namespace, meta.name.as_deref().unwrap_or("")) {
+            return false;
+        }
+        let result = match object {
+            Object::Node(x) => dump::node(x),
+            Object::Namespace(x) => dump::namespace(x),
+            Object::PriorityClass(x) => dump::priority_class(x),
+            Object::Pdb(x) => dump::pdb(x),
+            Object::Pvc(x) => {
+                let requests = x
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.resources.as_ref())
+                    .and_then(|r| r.requests.as_ref());
+                self.amounts(
+                    kind,
+                    meta,
+                    dump::amounts("spec.resources.requests", requests),
+                );
+                dump::pvc(x)
+            }
+            Object::Pv(x) => {
+                let capacity = x.spec.as_ref().and_then(|s| s.capacity.as_ref());
+                self.amounts(kind, meta, dump::amounts("spec.capacity", capacity));
+                dump::pv(x)
+            }
+            Object::StorageClass(x) => dump::storage_class(x),
+            _ => Ok(()),
+        };
+        self.check(kind, meta, namespaced, result);
+        true
+    }
+
     pub fn add(&mut self, object: Object) {
+        if !self.admit(&object) {
+            return;
+        }
         let c = &mut self.cluster;
         match object {
             Object::Pod(p) => self.add_pod(convert_pod(*p)),
             Object::Node(n) => match Node::from_k8s(&n) {
-                Ok(node) => {
-                    if self.seen_nodes.insert(node.name) {
-                        c.nodes.push(Arc::new(node));
-                    } else {
-                        self.errors.push(ObjectError::new(
-                            "Node",
-                            node.name.as_str(),
-                            "metadata.name",
-                            "appears more than once",
-                        ));
-                    }
-                }
+                Ok(node) => c.nodes.push(Arc::new(node)),
                 Err(e) => self.errors.push(e),
             },
             Object::PriorityClass(pc) => c.priority_classes.push(PriorityClassInfo {
@@ -318,6 +460,12 @@ impl ClusterBuilder {
                 );
                 c.workloads.stateful_sets.insert(ns_name(&ss.metadata), sel);
             }
+            Object::RuntimeClass(rc) => {
+                c.runtime_classes.insert(
+                    Str::new(rc.metadata.name.as_deref().unwrap_or("")),
+                    Arc::new(*rc),
+                );
+            }
             Object::Lease(l) => c.leases.push(*l),
             Object::LeaseCandidate(l) => c.lease_candidates.push(*l),
             Object::Event(e) => c.events.push(*e),
@@ -327,6 +475,18 @@ impl ClusterBuilder {
 
     /// Applies Priority admission to the pods that need it and reports every broken object.
     pub fn finish(mut self) -> Result<Cluster, ObjectErrors> {
+        let (shown, total) = std::mem::take(&mut self.invalid);
+        for line in &shown {
+            self.cluster.warnings.push(format!(
+                "{line} (the API server refuses this; read the way kube-scheduler reads it)"
+            ));
+        }
+        if total > shown.len() {
+            self.cluster.warnings.push(format!(
+                "and {} more fields of objects the API server would refuse",
+                total - shown.len()
+            ));
+        }
         for p in std::mem::take(&mut self.pending) {
             let pod = &mut self.pods[p.pod];
             let class = match p.class {
@@ -415,5 +575,62 @@ impl Cluster {
 
     pub fn namespace_labels(&self, ns: Str) -> Labels {
         self.namespaces.get(&ns).cloned().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(kind: &str, v: serde_json::Value) -> Object {
+        Object::deserialize(kind, v).unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_second_object_of_a_kind_and_name_is_refused() {
+        use serde_json::json;
+        let mut b = ClusterBuilder::new();
+        for _ in 0..2 {
+            b.add(object(
+                "PriorityClass",
+                json!({"metadata": {"name": "high"}, "value": 1}),
+            ));
+            b.add(object(
+                "PersistentVolumeClaim",
+                json!({"metadata": {"name": "c", "namespace": "ns"}}),
+            ));
+            b.add(object("Namespace", json!({"metadata": {"name": "ns"}})));
+        }
+        // The same name in another namespace is another object.
+        b.add(object(
+            "PersistentVolumeClaim",
+            json!({"metadata": {"name": "c", "namespace": "other"}}),
+        ));
+        let errors = b.finish().unwrap_err().to_string();
+        assert_eq!(
+            errors,
+            "PriorityClass high: metadata.name: appears more than once\nPersistentVolumeClaim ns/c: metadata.name: appears more than once\nNamespace ns: metadata.name: appears more than once"
+        );
+    }
+
+    #[test]
+    fn invalid_objects_are_warnings_counted_past_a_few() {
+        use serde_json::json;
+        let mut b = ClusterBuilder::new();
+        for i in 0..INVALID_SHOWN + 5 {
+            b.add(object(
+                "Namespace",
+                json!({"metadata": {"name": format!("Bad_{i}")}}),
+            ));
+        }
+        let c = b.finish().unwrap();
+        assert_eq!(c.warnings.len(), INVALID_SHOWN + 1);
+        assert!(
+            c.warnings[0].starts_with("Namespace Bad_0: metadata.name: Invalid value: \"Bad_0\"")
+        );
+        assert_eq!(
+            c.warnings[INVALID_SHOWN],
+            "and 5 more fields of objects the API server would refuse"
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! What the API server does to objects before the scheduler sees them: core/v1 defaulting and
-//! the Priority admission plugin. Objects read from files get this first, as in a real cluster.
+//! the Priority and RuntimeClass admission plugins. Objects read from files get this first, as in a real cluster.
 
 use super::intern::Str;
 use super::quantity::Quantity;
 use super::resource::{ContainerResources, PodResources, RequestOptions, ResourceList};
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use std::collections::BTreeMap;
@@ -197,23 +198,17 @@ fn merge_label_keys(affinity: &mut k8s::Affinity, labels: &BTreeMap<String, Stri
     }
 }
 
-/// Why the Priority admission plugin would refuse a pod.
+/// Why an admission plugin refuses a pod: its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownPriorityClass(pub String);
+pub struct Refused(pub String);
 
 /// The Priority admission plugin: `spec.priority` from the named class, or the global default
-/// class, else 0; `preemptionPolicy` from the class. A pod that already has a priority (as every
-/// pod read from a live cluster does) keeps it.
-pub fn admit_priority(
-    p: &mut k8s::Pod,
-    classes: &[PriorityClass],
-) -> Result<(), UnknownPriorityClass> {
+/// class, else 0; `preemptionPolicy` from the class. A priority or policy written in the pod that
+/// differs from the class's is refused, as the API server refuses it.
+pub fn admit_priority(p: &mut k8s::Pod, classes: &[PriorityClass]) -> Result<(), Refused> {
     let Some(spec) = p.spec.as_mut() else {
         return Ok(());
     };
-    if spec.priority.is_some() {
-        return Ok(());
-    }
     let (value, policy) = match spec
         .priority_class_name
         .as_deref()
@@ -228,8 +223,12 @@ pub fn admit_priority(
                 .iter()
                 .find(|(n, _)| *n == name)
             {
-                Some((_, v)) => (*v, None),
-                None => return Err(UnknownPriorityClass(name.to_string())),
+                Some((_, v)) => (*v, Some("PreemptLowerPriority".to_string())),
+                None => {
+                    return Err(Refused(format!(
+                        "no PriorityClass with name {name} was found"
+                    )));
+                }
             },
         },
         None => match classes
@@ -244,11 +243,106 @@ pub fn admit_priority(
             None => (0, None),
         },
     };
+    if let Some(given) = spec.priority
+        && given != value
+    {
+        return Err(Refused(format!(
+            "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"
+        )));
+    }
     spec.priority = Some(value);
-    if spec.preemption_policy.is_none() {
-        spec.preemption_policy = Some(policy.unwrap_or_else(|| "PreemptLowerPriority".into()));
+    if let Some(policy) = policy {
+        if let Some(given) = spec.preemption_policy.as_deref()
+            && given != policy
+        {
+            return Err(Refused(format!(
+                "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
+            )));
+        }
+        spec.preemption_policy = Some(policy);
+    } else if spec.preemption_policy.is_none() {
+        spec.preemption_policy = Some("PreemptLowerPriority".into());
     }
     Ok(())
+}
+
+/// The RuntimeClass admission plugin: a pod naming a RuntimeClass gets the class's overhead and
+/// scheduling constraints (node selector, tolerations); a class that does not exist, or an
+/// overhead the class does not define, is refused. A pod that carries an overhead and names a
+/// class the cluster state lacks was admitted already (`kubectl get pod -o yaml` prints it so):
+/// it is taken as written, with a warning (the `Ok` value).
+pub fn admit_runtime_class(
+    p: &mut k8s::Pod,
+    classes: &std::collections::HashMap<Str, std::sync::Arc<RuntimeClass>>,
+) -> Result<Option<String>, Refused> {
+    let Some(spec) = p.spec.as_mut() else {
+        return Ok(None);
+    };
+    let class = match spec.runtime_class_name.as_deref().filter(|n| !n.is_empty()) {
+        None => None,
+        Some(name) => match classes.get(&Str::new(name)) {
+            Some(class) => Some(class),
+            None if spec.overhead.is_some() => {
+                return Ok(Some(format!(
+                    "RuntimeClass {name:?} is not in the cluster state: the pod's overhead, node selector and tolerations are taken as admission wrote them"
+                )));
+            }
+            None => {
+                return Err(Refused(format!(
+                    "pod rejected: RuntimeClass {name:?} not found"
+                )));
+            }
+        },
+    };
+    let fixed = class
+        .and_then(|c| c.overhead.as_ref())
+        .and_then(|o| o.pod_fixed.clone());
+    match (&fixed, &spec.overhead) {
+        (Some(fixed), Some(given)) if fixed != given => {
+            return Err(Refused(
+                "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead".into(),
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(Refused(
+                "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+                    .into(),
+            ));
+        }
+        _ => {}
+    }
+    if fixed.is_some() {
+        spec.overhead = fixed;
+    }
+    let Some(scheduling) = class.and_then(|c| c.scheduling.as_ref()) else {
+        return Ok(None);
+    };
+    let selector = spec.node_selector.get_or_insert_with(BTreeMap::new);
+    for (key, value) in scheduling.node_selector.iter().flatten() {
+        match selector.get(key) {
+            Some(own) if own != value => {
+                return Err(Refused(format!(
+                    "pod rejected: conflict: runtimeClass.scheduling.nodeSelector[{key}] = {value}; pod.spec.nodeSelector[{key}] = {own}"
+                )));
+            }
+            _ => {
+                selector.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if selector.is_empty() {
+        spec.node_selector = None;
+    }
+    let tolerations = spec.tolerations.get_or_insert_with(Vec::new);
+    for t in scheduling.tolerations.iter().flatten() {
+        if !tolerations.contains(t) {
+            tolerations.push(t.clone());
+        }
+    }
+    if tolerations.is_empty() {
+        spec.tolerations = None;
+    }
+    Ok(None)
 }
 
 /// Namespaces carry their own name as the `kubernetes.io/metadata.name` label.
@@ -312,6 +406,62 @@ mod tests {
         assert_eq!(p.spec.as_ref().unwrap().priority, Some(2_000_001_000));
         let mut p = pod_with_class(Some("nope"));
         assert!(admit_priority(&mut p, &classes).is_err());
+    }
+
+    #[test]
+    fn a_priority_that_contradicts_the_class_is_refused() {
+        let classes = vec![class("low", 10, false)];
+        let mut p = pod_with_class(Some("low"));
+        p.spec.as_mut().unwrap().priority = Some(100_000);
+        assert_eq!(
+            admit_priority(&mut p, &classes).unwrap_err().0,
+            "the integer value of priority (100000) must not be provided in pod spec; priority admission controller computed 10 from the given PriorityClass name"
+        );
+        // The same number is accepted: it is what `kubectl get pod -o yaml` carries.
+        let mut p = pod_with_class(Some("low"));
+        p.spec.as_mut().unwrap().priority = Some(10);
+        admit_priority(&mut p, &classes).unwrap();
+        // Without a class and without a global default, the computed priority is 0.
+        let mut p = pod_with_class(None);
+        p.spec.as_mut().unwrap().priority = Some(5);
+        assert!(admit_priority(&mut p, &[]).is_err());
+        let mut never = class("never", 10, false);
+        never.preemption_policy = Some("Never".into());
+        let mut p = pod_with_class(Some("never"));
+        p.spec.as_mut().unwrap().preemption_policy = Some("PreemptLowerPriority".into());
+        assert!(admit_priority(&mut p, &[never]).is_err());
+    }
+
+    #[test]
+    fn runtime_class_admission() {
+        let rc: RuntimeClass = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "gvisor"}, "handler": "runsc",
+            "overhead": {"podFixed": {"cpu": "250m"}},
+            "scheduling": {"nodeSelector": {"sandbox": "true"}, "tolerations": [{"key": "sandbox", "operator": "Exists"}]},
+        }))
+        .unwrap();
+        let classes = [(Str::new("gvisor"), std::sync::Arc::new(rc))]
+            .into_iter()
+            .collect();
+        let mut p = pod_with_class(None);
+        p.spec.as_mut().unwrap().runtime_class_name = Some("gvisor".into());
+        admit_runtime_class(&mut p, &classes).unwrap();
+        let spec = p.spec.as_ref().unwrap();
+        assert_eq!(spec.overhead.as_ref().unwrap()["cpu"].0, "250m");
+        assert_eq!(spec.node_selector.as_ref().unwrap()["sandbox"], "true");
+        assert_eq!(spec.tolerations.as_ref().unwrap().len(), 1);
+        p.spec.as_mut().unwrap().runtime_class_name = Some("kata".into());
+        // Admitted already: it carries the overhead.
+        assert!(admit_runtime_class(&mut p, &classes).unwrap().is_some());
+        p.spec.as_mut().unwrap().overhead = None;
+        assert_eq!(
+            admit_runtime_class(&mut p, &classes).unwrap_err().0,
+            "pod rejected: RuntimeClass \"kata\" not found"
+        );
+        let mut p = pod_with_class(None);
+        p.spec.as_mut().unwrap().overhead =
+            Some([("cpu".to_string(), K8sQuantity("1".into()))].into());
+        assert!(admit_runtime_class(&mut p, &classes).is_err());
     }
 
     #[test]

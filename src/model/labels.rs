@@ -283,7 +283,8 @@ pub fn validate_label_value(v: &str) -> Result<(), String> {
     }
 }
 
-fn is_dns1123_subdomain(s: &str) -> bool {
+/// `validation.IsDNS1123Subdomain`.
+pub fn is_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
         && s.split('.').all(|part| {

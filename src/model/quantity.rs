@@ -145,7 +145,10 @@ fn div_ceil(v: i128, d: i128) -> i128 {
 impl Quantity {
     pub const ZERO: Quantity = Quantity { nanos: 0 };
 
+    /// Parses a quantity as the API decodes one: surrounding whitespace is trimmed first
+    /// (`Quantity.UnmarshalJSON`), then `ParseQuantity`.
     pub fn parse(s: &str) -> Result<Quantity, QuantityError> {
+        let s = s.trim();
         if s.is_empty() {
             return Err(QuantityError::FormatWrong);
         }
@@ -318,6 +321,13 @@ mod tests {
         assert_eq!(Quantity::parse("1mi"), Err(QuantityError::Suffix));
         assert_eq!(Quantity::parse("1e"), Err(QuantityError::Suffix));
         assert_eq!(Quantity::parse("1 Gi"), Err(QuantityError::FormatWrong));
+        assert_eq!(Quantity::parse("  "), Err(QuantityError::FormatWrong));
+    }
+
+    #[test]
+    fn surrounding_whitespace_is_trimmed_as_the_api_decodes() {
+        assert_eq!(milli(" 500m "), 500);
+        assert_eq!(value("1Gi \n"), 1 << 30);
     }
 
     #[test]

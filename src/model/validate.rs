@@ -1,22 +1,141 @@
-//! API-server validation of a pod given with `-f`, for every field the scheduler reads, so a typo
-//! gets the error a real cluster would give instead of a silently different answer.
+//! API-server validation, for every field the scheduler reads: of the pod given with `-f`, so a
+//! typo gets the error a real cluster would give instead of a silently different answer, and of
+//! the objects of a dump, which a hand-edited dump may have broken.
 
-use super::labels::{Operator, Requirement, validate_label_key, validate_label_value};
+use super::labels::{
+    Operator, Requirement, is_dns1123_subdomain, validate_label_key, validate_label_value,
+};
 use super::quantity::Quantity;
 use k8s_openapi::api::core::v1 as k8s;
 use std::collections::{BTreeMap, HashSet};
+use std::fmt;
 
-/// Field errors, as `field.ErrorList` would print them.
-#[derive(Debug, Default)]
-pub struct Errors(pub Vec<String>);
+/// One field's error, as `field.Error` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
 
-impl Errors {
-    fn push(&mut self, field: &str, msg: impl std::fmt::Display) {
-        self.0.push(format!("{field}: {msg}"));
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
     }
 }
 
-const EFFECTS: &str = "\"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"";
+/// Field errors, as `field.ErrorList` would print them.
+#[derive(Debug, Default)]
+pub struct Errors(pub Vec<FieldError>);
+
+impl Errors {
+    pub fn push(&mut self, field: &str, msg: impl fmt::Display) {
+        self.0.push(FieldError {
+            field: field.to_string(),
+            message: msg.to_string(),
+        });
+    }
+
+    /// `field.NotSupported` unless `value` is one of `supported`.
+    pub fn one_of(&mut self, field: &str, value: &str, supported: &[&str]) {
+        if !supported.contains(&value) {
+            self.push(field, not_supported(value, supported));
+        }
+    }
+
+    fn result(self) -> Result<(), Errors> {
+        if self.0.is_empty() { Ok(()) } else { Err(self) }
+    }
+
+    /// The errors of an object embedded at `prefix` (a workload's pod template).
+    pub fn within(self, prefix: &str) -> Errors {
+        Errors(
+            self.0
+                .into_iter()
+                .map(|e| FieldError {
+                    field: format!("{prefix}.{}", e.field),
+                    ..e
+                })
+                .collect(),
+        )
+    }
+}
+
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// `ValidateDNS1123Subdomain`: object names of most kinds, node names.
+fn subdomain(errs: &mut Errors, field: &str, name: &str) {
+    if !is_dns1123_subdomain(name) {
+        errs.push(
+            field,
+            format!("Invalid value: {name:?}: {DNS1123_SUBDOMAIN}"),
+        );
+    }
+}
+
+/// `ValidateDNS1123Label`: namespace names.
+fn dns_label(errs: &mut Errors, field: &str, name: &str) {
+    if name.len() > 63 || !is_dns1123_subdomain(name) || name.contains('.') {
+        errs.push(field, format!("Invalid value: {name:?}: {DNS1123_LABEL}"));
+    }
+}
+
+/// The name (and namespace) of an object, as `ValidateObjectMeta` checks them.
+fn meta(
+    errs: &mut Errors,
+    m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    namespaced: bool,
+) {
+    match m.name.as_deref().filter(|n| !n.is_empty()) {
+        Some(name) => subdomain(errs, "metadata.name", name),
+        None if m.generate_name.as_deref().is_some_and(|g| !g.is_empty()) => {}
+        None => errs.push(
+            "metadata.name",
+            "Required value: name or generateName is required",
+        ),
+    }
+    if namespaced && let Some(ns) = m.namespace.as_deref().filter(|n| !n.is_empty()) {
+        dns_label(errs, "metadata.namespace", ns);
+    }
+    labels(errs, "metadata.labels", m.labels.as_ref());
+}
+
+fn labels(errs: &mut Errors, field: &str, map: Option<&BTreeMap<String, String>>) {
+    for (k, v) in map.into_iter().flatten() {
+        if let Err(e) = validate_label_key(k).and_then(|_| validate_label_value(v)) {
+            errs.push(field, e);
+        }
+    }
+}
+
+const EFFECTS: &[&str] = &["NoExecute", "NoSchedule", "PreferNoSchedule"];
+const PREEMPTION_POLICIES: &[&str] = &["Never", "PreemptLowerPriority"];
+
+/// Values as the API server lists them in its messages: `"a", "b"`.
+pub fn quoted(values: &[&str]) -> String {
+    let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    values.join(", ")
+}
+
+/// The API server's `Unsupported value` message, the supported values in its order.
+fn not_supported(value: &str, supported: &[&str]) -> String {
+    format!(
+        "Unsupported value: {value:?}: supported values: {}",
+        quoted(supported)
+    )
+}
 
 fn quantities(
     errs: &mut Errors,
@@ -117,19 +236,14 @@ fn container(errs: &mut Errors, field: &str, c: &k8s::Container, names: &mut Has
                 format!("Invalid value: {hp}: must be between 1 and 65535, inclusive"),
             );
         }
-        if let Some(proto) = p.protocol.as_deref()
-            && !matches!(proto, "TCP" | "UDP" | "SCTP")
-        {
-            errs.push(
-                &format!("{pf}.protocol"),
-                format!(
-                    "Unsupported value: {proto:?}: supported values: \"SCTP\", \"TCP\", \"UDP\""
-                ),
-            );
+        if let Some(proto) = p.protocol.as_deref() {
+            errs.one_of(&format!("{pf}.protocol"), proto, &["SCTP", "TCP", "UDP"]);
         }
     }
 }
 
+/// `ValidateNodeSelectorRequirement`: the operator and how many values it takes, and the key;
+/// the values themselves are not checked (a `Gt` on `16Gi` is stored, and never matches).
 fn node_selector_requirements(
     errs: &mut Errors,
     field: &str,
@@ -159,16 +273,30 @@ fn node_selector_requirements(
             }
             continue;
         }
-        let Some(op) = Operator::from_node_selector(&r.operator) else {
-            let other = &r.operator;
-            errs.push(
+        match Operator::from_node_selector(&r.operator) {
+            Some(Operator::In | Operator::NotIn) if values.is_empty() => errs.push(
+                &format!("{f}.values"),
+                "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            ),
+            Some(Operator::Exists | Operator::DoesNotExist) if !values.is_empty() => errs.push(
+                &format!("{f}.values"),
+                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            ),
+            Some(Operator::Gt | Operator::Lt) if values.len() != 1 => errs.push(
+                &format!("{f}.values"),
+                "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'",
+            ),
+            Some(_) => {}
+            None => errs.push(
                 &format!("{f}.operator"),
-                format!("Invalid value: {other:?}: not a valid selector operator"),
-            );
-            continue;
-        };
-        if let Err(e) = Requirement::new(&r.key, op, values) {
-            errs.push(&f, e);
+                not_supported(
+                    &r.operator,
+                    &["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"],
+                ),
+            ),
+        }
+        if let Err(e) = validate_label_key(&r.key) {
+            errs.push(&format!("{f}.key"), e);
         }
     }
 }
@@ -343,16 +471,12 @@ fn tolerations(errs: &mut Errors, ts: &[k8s::Toleration]) {
             }
             other => errs.push(
                 &format!("{f}.operator"),
-                format!("Unsupported value: {other:?}: supported values: \"Equal\", \"Exists\""),
+                not_supported(other, &["Equal", "Exists"]),
             ),
         }
         let effect = t.effect.as_deref().unwrap_or("");
-        if !effect.is_empty() && !matches!(effect, "NoSchedule" | "PreferNoSchedule" | "NoExecute")
-        {
-            errs.push(
-                &format!("{f}.effect"),
-                format!("Unsupported value: {effect:?}: supported values: {EFFECTS}"),
-            );
+        if !effect.is_empty() {
+            errs.one_of(&format!("{f}.effect"), effect, EFFECTS);
         }
         if t.toleration_seconds.is_some() && effect != "NoExecute" {
             errs.push(&format!("{f}.effect"), format!("Invalid value: {effect:?}: effect must be 'NoExecute' when `tolerationSeconds` is set"));
@@ -370,18 +494,18 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
                 format!("Invalid value: {}: must be greater than zero", c.max_skew),
             );
         }
+        // Only required: unlike pod affinity's, a spread constraint's key is not a label name.
         if c.topology_key.is_empty() {
             errs.push(
                 &format!("{f}.topologyKey"),
                 "Required value: can not be empty",
             );
-        } else if let Err(e) = validate_label_key(&c.topology_key) {
-            errs.push(&format!("{f}.topologyKey"), e);
         }
-        match c.when_unsatisfiable.as_str() {
-            "DoNotSchedule" | "ScheduleAnyway" => {}
-            other => errs.push(&format!("{f}.whenUnsatisfiable"), format!("Unsupported value: {other:?}: supported values: \"DoNotSchedule\", \"ScheduleAnyway\"")),
-        }
+        errs.one_of(
+            &format!("{f}.whenUnsatisfiable"),
+            &c.when_unsatisfiable,
+            &["DoNotSchedule", "ScheduleAnyway"],
+        );
         if !seen.insert((c.topology_key.clone(), c.when_unsatisfiable.clone())) {
             errs.push(
                 &format!("{f}.{{topologyKey, whenUnsatisfiable}}"),
@@ -405,13 +529,8 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
             ("nodeAffinityPolicy", &c.node_affinity_policy),
             ("nodeTaintsPolicy", &c.node_taints_policy),
         ] {
-            if let Some(p) = policy
-                && !matches!(p.as_str(), "Honor" | "Ignore")
-            {
-                errs.push(
-                    &format!("{f}.{name}"),
-                    format!("Unsupported value: {p:?}: supported values: \"Honor\", \"Ignore\""),
-                );
+            if let Some(p) = policy {
+                errs.one_of(&format!("{f}.{name}"), p, &["Honor", "Ignore"]);
             }
         }
         label_selector(
@@ -425,22 +544,7 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
 /// Validates what the scheduler reads from a pod; the errors name each field.
 pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
     let mut errs = Errors::default();
-    if p.metadata.name.as_deref().is_none_or(str::is_empty)
-        && p.metadata
-            .generate_name
-            .as_deref()
-            .is_none_or(str::is_empty)
-    {
-        errs.push(
-            "metadata.name",
-            "Required value: name or generateName is required",
-        );
-    }
-    for (k, v) in p.metadata.labels.iter().flatten() {
-        if let Err(e) = validate_label_key(k).and_then(|_| validate_label_value(v)) {
-            errs.push("metadata.labels", e);
-        }
-    }
+    meta(&mut errs, &p.metadata, true);
     let Some(spec) = &p.spec else {
         errs.push("spec", "Required value");
         return Err(errs);
@@ -448,40 +552,82 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
     if spec.containers.is_empty() {
         errs.push("spec.containers", "Required value");
     }
+    let claims: HashSet<&str> = spec
+        .resource_claims
+        .iter()
+        .flatten()
+        .map(|c| c.name.as_str())
+        .collect();
     let mut names = HashSet::new();
-    for (i, c) in spec.containers.iter().enumerate() {
-        container(&mut errs, &format!("spec.containers[{i}]"), c, &mut names);
+    let containers = spec.containers.iter().map(|c| ("spec.containers", c));
+    let init = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .map(|c| ("spec.initContainers", c));
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    for (list, c) in containers.chain(init) {
+        let i = index.entry(list).or_default();
+        let f = format!("{list}[{i}]");
+        *i += 1;
+        container(&mut errs, &f, c, &mut names);
+        for (j, claim) in c
+            .resources
+            .iter()
+            .flat_map(|r| r.claims.iter().flatten())
+            .enumerate()
+        {
+            if !claims.contains(claim.name.as_str()) {
+                errs.push(
+                    &format!("{f}.resources.claims[{j}]"),
+                    format!(
+                        "Not found: {:?}: must be one of the names in pod.spec.resourceClaims",
+                        claim.name
+                    ),
+                );
+            }
+        }
+        if spec.host_network == Some(true) {
+            for (j, port) in c.ports.iter().flatten().enumerate() {
+                if let Some(hp) = port.host_port
+                    && hp != port.container_port
+                {
+                    errs.push(
+                        &format!("{f}.ports[{j}].hostPort"),
+                        format!(
+                            "Invalid value: {hp}: must match `containerPort` when `hostNetwork` is true"
+                        ),
+                    );
+                }
+            }
+        }
+        if list == "spec.initContainers"
+            && let Some(rp) = c.restart_policy.as_deref()
+        {
+            errs.one_of(&format!("{f}.restartPolicy"), rp, &["Always"]);
+        }
     }
-    for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-        container(
-            &mut errs,
-            &format!("spec.initContainers[{i}]"),
-            c,
-            &mut names,
-        );
-        if let Some(rp) = c.restart_policy.as_deref()
-            && rp != "Always"
+    if let Some(rp) = spec.restart_policy.as_deref() {
+        errs.one_of("spec.restartPolicy", rp, &["Always", "OnFailure", "Never"]);
+    }
+    if let Some(r) = &spec.resources {
+        pod_level_resources(&mut errs, spec, r);
+    }
+    quantities(&mut errs, "spec.overhead", spec.overhead.as_ref());
+    if let Some(node) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+        subdomain(&mut errs, "spec.nodeName", node);
+        if spec
+            .scheduling_gates
+            .as_ref()
+            .is_some_and(|g| !g.is_empty())
         {
             errs.push(
-                &format!("spec.initContainers[{i}].restartPolicy"),
-                format!("Unsupported value: {rp:?}: supported values: \"Always\""),
+                "spec.nodeName",
+                "Forbidden: cannot be set until all schedulingGates have been cleared",
             );
         }
     }
-    if let Some(r) = &spec.resources {
-        for (name, _) in r.requests.iter().flatten().chain(r.limits.iter().flatten()) {
-            if !(name == "cpu" || name == "memory" || name.starts_with("hugepages-")) {
-                errs.push(&format!("spec.resources[{name}]"), format!("Unsupported value: {name:?}: supported values: \"cpu\", \"memory\", \"hugepages-*\""));
-            }
-        }
-        resources(&mut errs, "spec.resources", Some(r));
-    }
-    quantities(&mut errs, "spec.overhead", spec.overhead.as_ref());
-    for (k, v) in spec.node_selector.iter().flatten() {
-        if let Err(e) = validate_label_key(k).and_then(|_| validate_label_value(v)) {
-            errs.push("spec.nodeSelector", e);
-        }
-    }
+    labels(&mut errs, "spec.nodeSelector", spec.node_selector.as_ref());
     if let Some(a) = &spec.affinity {
         affinity(&mut errs, a);
     }
@@ -490,10 +636,8 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
         &mut errs,
         spec.topology_spread_constraints.as_deref().unwrap_or(&[]),
     );
-    if let Some(policy) = spec.preemption_policy.as_deref()
-        && !matches!(policy, "Never" | "PreemptLowerPriority")
-    {
-        errs.push("spec.preemptionPolicy", format!("Unsupported value: {policy:?}: supported values: \"Never\", \"PreemptLowerPriority\""));
+    if let Some(policy) = spec.preemption_policy.as_deref() {
+        errs.one_of("spec.preemptionPolicy", policy, PREEMPTION_POLICIES);
     }
     let mut gates = HashSet::new();
     for (i, g) in spec.scheduling_gates.iter().flatten().enumerate() {
@@ -524,7 +668,259 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
             );
         }
     }
-    if errs.0.is_empty() { Ok(()) } else { Err(errs) }
+    errs.result()
+}
+
+/// Pod-level `resources`: only cpu, memory and hugepages, and no less than the containers ask for
+/// together (`validatePodResourceConsistency`).
+fn pod_level_resources(errs: &mut Errors, spec: &k8s::PodSpec, r: &k8s::ResourceRequirements) {
+    for (name, _) in r.requests.iter().flatten().chain(r.limits.iter().flatten()) {
+        if !(name == "cpu" || name == "memory" || name.starts_with("hugepages-")) {
+            errs.push(
+                &format!("spec.resources[{name}]"),
+                not_supported(name, &["cpu", "memory", "hugepages-*"]),
+            );
+        }
+    }
+    resources(errs, "spec.resources", Some(r));
+    let request = |c: &k8s::Container, name: &str| {
+        c.resources
+            .as_ref()
+            .and_then(|r| r.requests.as_ref())
+            .and_then(|m| m.get(name))
+            .and_then(|q| Quantity::parse(&q.0).ok())
+            .unwrap_or(Quantity::ZERO)
+    };
+    for (name, q) in r.requests.iter().flatten() {
+        let Ok(pod_level) = Quantity::parse(&q.0) else {
+            continue;
+        };
+        // Sidecars run beside the app containers; a plain init container runs alone, after the
+        // sidecars started before it.
+        let mut sidecars = Quantity::ZERO;
+        let mut aggregate = Quantity::ZERO;
+        for c in spec.init_containers.iter().flatten() {
+            if c.restart_policy.as_deref() == Some("Always") {
+                sidecars = sidecars + request(c, name);
+            } else {
+                aggregate = aggregate.max(sidecars + request(c, name));
+            }
+        }
+        let app = spec
+            .containers
+            .iter()
+            .fold(sidecars, |sum, c| sum + request(c, name));
+        let aggregate = aggregate.max(app);
+        if pod_level < aggregate {
+            errs.push(
+                &format!("spec.resources.requests[{name}]"),
+                format!(
+                    "Invalid value: {:?}: must be greater than or equal to aggregate container requests of {aggregate}",
+                    q.0
+                ),
+            );
+        }
+    }
+}
+
+/// Objects of a dump, validated as the API server validates them on create, for what the
+/// scheduler reads. Their errors are warnings: the objects came from a server (or were edited).
+pub mod dump {
+    use super::*;
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    use k8s_openapi::api::scheduling::v1::PriorityClass;
+    use k8s_openapi::api::storage::v1::StorageClass;
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+    /// Quantities the scheduler compares must parse and not be negative: unlike other invalid
+    /// fields, a wrong one would change the answer without a word, so the caller refuses it.
+    pub fn amounts(
+        field: &str,
+        map: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+    ) -> Result<(), Errors> {
+        let mut errs = Errors::default();
+        for (name, q) in map.into_iter().flatten() {
+            let f = format!("{field}.{name}");
+            match Quantity::parse(&q.0) {
+                Err(e) => errs.push(&f, format!("invalid quantity {:?}: {e}", q.0)),
+                Ok(v) if v.is_negative() => errs.push(
+                    &f,
+                    format!(
+                        "Invalid value: {:?}: must be greater than or equal to 0",
+                        q.0
+                    ),
+                ),
+                Ok(_) => {}
+            }
+        }
+        errs.result()
+    }
+
+    pub fn node(n: &k8s::Node) -> Result<(), Errors> {
+        let mut errs = Errors::default();
+        meta(&mut errs, &n.metadata, false);
+        let mut seen = HashSet::new();
+        for (i, t) in n
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let f = format!("spec.taints[{i}]");
+            if let Err(e) = validate_label_key(&t.key) {
+                errs.push(&format!("{f}.key"), e);
+            }
+            if let Err(e) = validate_label_value(t.value.as_deref().unwrap_or("")) {
+                errs.push(&format!("{f}.value"), e);
+            }
+            if !seen.insert((&t.key, &t.effect)) {
+                errs.push(
+                    &f,
+                    format!(
+                        "Duplicate value: taints must be unique by key and effect pair: {}:{}",
+                        t.key, t.effect
+                    ),
+                );
+            }
+        }
+        errs.result()
+    }
+
+    pub fn namespace(ns: &k8s::Namespace) -> Result<(), Errors> {
+        let mut errs = Errors::default();
+        if let Some(name) = ns.metadata.name.as_deref() {
+            dns_label(&mut errs, "metadata.name", name);
+        }
+        labels(&mut errs, "metadata.labels", ns.metadata.labels.as_ref());
+        errs.result()
+    }
+
+    pub fn priority_class(pc: &PriorityClass) -> Result<(), Errors> {
+        let mut errs = Errors::default();
+        meta(&mut errs, &pc.metadata, false);
+        if let Some(p) = pc.preemption_policy.as_deref() {
+            errs.one_of("preemptionPolicy", p, PREEMPTION_POLICIES);
+        }
+        let system = pc
+            .metadata
+            .name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("system-"));
+        if !system && pc.value.unwrap_or(0) > 1_000_000_000 {
+            errs.push(
+                "value",
+                format!(
+                    "Invalid value: {}: maximum allowed value of a user defined priority is 1000000000",
+                    pc.value.unwrap_or(0)
+                ),
+            );
+        }
+        errs.result()
+    }
+
+    fn access_modes(errs: &mut Errors, modes: Option<&Vec<String>>) {
+        for m in modes.into_iter().flatten() {
+            errs.one_of(
+                "spec.accessModes",
+                m,
+                &[
+                    "ReadOnlyMany",
+                    "ReadWriteMany",
+                    "ReadWriteOnce",
+                    "ReadWriteOncePod",
+                ],
+            );
+        }
+    }
+
+    pub fn pvc(pvc: &k8s::PersistentVolumeClaim) -> Result<(), Errors> {
+        let mut errs = Errors::default();
+        meta(&mut errs, &pvc.metadata, true);
+        access_modes(
+            &mut errs,
+            pvc.spec.as_ref().and_then(|s| s.access_modes.as_ref()),
+        );
+        errs.result()
+    }
+
+    pub fn pv(pv: &k8s::PersistentVolume) -> Result<(), Errors> {
+        let mut errs = Errors::default();
+        meta(&mut errs, &pv.metadata, false);
+        let spec = pv.spec.as_ref();
+        access_modes(&mut errs, spec.and_then(|s| s.access_modes.as_ref()));
+        if let Some(required) = spec
+            .and_then(|s| s.node_affinity.as_ref())
+            .and_then(|a| a.required.as_ref())
+        {
+            let f = "spec.nodeAffinity.required.nodeSelectorTerms";
+            if required.node_selector_terms.is_empty() {
+                errs.push(
+                    f,
+                    "Required value: must have at least one node selector term",
+                );
+            }
+            for (i, t) in required.node_selector_terms.iter().enumerate() {
+                node_selector_term(&mut errs, &format!("{f}[{i}]"), t);
+            }
+        }
+        errs.result()
+    }
+
+    pub fn storage_class(sc: &StorageClass) -> Result<(), Errors> {
+        let mut errs = Errors::default();
+        meta(&mut errs, &sc.metadata, false);
+        if let Some(mode) = sc.volume_binding_mode.as_deref() {
+            errs.one_of(
+                "volumeBindingMode",
+                mode,
+                &["Immediate", "WaitForFirstConsumer"],
+            );
+        }
+        errs.result()
+    }
+
+    fn int_or_percent(errs: &mut Errors, field: &str, v: Option<&IntOrString>) {
+        match v {
+            Some(IntOrString::Int(n)) if *n < 0 => errs.push(
+                field,
+                format!("Invalid value: {n}: must be greater than or equal to 0"),
+            ),
+            Some(IntOrString::String(s)) => {
+                let percent = s.strip_suffix('%').and_then(|p| p.parse::<u32>().ok());
+                match percent {
+                    None => errs.push(
+                        field,
+                        format!("Invalid value: {s:?}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"),
+                    ),
+                    Some(p) if p > 100 => errs.push(
+                        field,
+                        format!("Invalid value: {s:?}: must not be greater than 100%"),
+                    ),
+                    Some(_) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn pdb(pdb: &PodDisruptionBudget) -> Result<(), Errors> {
+        let mut errs = Errors::default();
+        meta(&mut errs, &pdb.metadata, true);
+        let spec = pdb.spec.as_ref();
+        int_or_percent(
+            &mut errs,
+            "spec.minAvailable",
+            spec.and_then(|s| s.min_available.as_ref()),
+        );
+        int_or_percent(
+            &mut errs,
+            "spec.maxUnavailable",
+            spec.and_then(|s| s.max_unavailable.as_ref()),
+        );
+        errs.result()
+    }
 }
 
 #[cfg(test)]
@@ -549,7 +945,7 @@ mod tests {
         let p = parse(
             "metadata: {name: a}\nspec:\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: 1x}}\n  tolerations:\n  - key: k\n    operator: Exist\n    effect: NoSchedul\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions:\n          - {key: zone, operator: in, values: [a]}\n",
         );
-        let errs = pod(&p).unwrap_err().0.join("\n");
+        let errs = pod(&p).unwrap_err().to_string();
         assert!(
             errs.contains("spec.containers[0].resources.requests[cpu]"),
             "{errs}"
@@ -567,7 +963,97 @@ mod tests {
                 .unwrap_err()
                 .0
                 .iter()
-                .any(|e| e.starts_with("spec.containers"))
+                .any(|e| e.field.starts_with("spec.containers"))
+        );
+    }
+
+    fn fields<T: serde::de::DeserializeOwned>(
+        check: fn(&T) -> Result<(), Errors>,
+        v: serde_json::Value,
+    ) -> Vec<String> {
+        let object: T = serde_json::from_value(v).unwrap();
+        check(&object)
+            .err()
+            .map(|e| e.0.into_iter().map(|e| e.field).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn dump_objects_are_validated_for_what_the_scheduler_reads() {
+        use serde_json::json;
+        assert_eq!(
+            fields(
+                dump::node,
+                json!({"metadata": {"name": "Bad_Name", "labels": {"a b": "c"}},
+                "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}, {"key": "k", "value": "v v", "effect": "NoExecute"}]}})
+            ),
+            [
+                "metadata.name",
+                "metadata.labels",
+                "spec.taints[1]",
+                "spec.taints[2].value"
+            ]
+        );
+        assert_eq!(
+            fields(
+                dump::priority_class,
+                json!({"metadata": {"name": "x"}, "value": 2_000_000_000, "preemptionPolicy": "never"})
+            ),
+            ["preemptionPolicy", "value"]
+        );
+        assert!(
+            fields(
+                dump::priority_class,
+                json!({"metadata": {"name": "system-x"}, "value": 2_000_000_000})
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            fields(
+                dump::pv,
+                json!({"metadata": {"name": "pv"}, "spec": {"accessModes": ["rwo"], "nodeAffinity": {"required": {"nodeSelectorTerms": []}}}})
+            ),
+            [
+                "spec.accessModes",
+                "spec.nodeAffinity.required.nodeSelectorTerms"
+            ]
+        );
+        assert_eq!(
+            fields(
+                dump::storage_class,
+                json!({"metadata": {"name": "sc"}, "provisioner": "p", "volumeBindingMode": "Later"})
+            ),
+            ["volumeBindingMode"]
+        );
+        for (bad, good) in [
+            (json!("abc"), json!("50%")),
+            (json!("200%"), json!(2)),
+            (json!(-1), json!("100%")),
+        ] {
+            let pdb = |v| json!({"metadata": {"name": "p", "namespace": "n"}, "spec": {"minAvailable": v}});
+            assert_eq!(fields(dump::pdb, pdb(bad)), ["spec.minAvailable"]);
+            assert!(fields(dump::pdb, pdb(good)).is_empty());
+        }
+        assert_eq!(
+            dump::amounts(
+                "spec.capacity",
+                Some(
+                    &[(
+                        "storage".to_string(),
+                        k8s_openapi::apimachinery::pkg::api::resource::Quantity("-5Gi".into())
+                    )]
+                    .into()
+                )
+            )
+            .unwrap_err()
+            .0[0]
+                .field,
+            "spec.capacity.storage"
+        );
+        assert!(fields(dump::namespace, json!({"metadata": {"name": "ok-ns"}})).is_empty());
+        assert_eq!(
+            fields(dump::namespace, json!({"metadata": {"name": "a.b"}})),
+            ["metadata.name"]
         );
     }
 }

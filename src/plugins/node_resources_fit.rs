@@ -173,12 +173,13 @@ impl NodeResourcesFit {
                     if cap == 0 {
                         continue;
                     }
+                    // int64 arithmetic as upstream's: it wraps on absurd capacities.
                     let s = if most {
-                        req.min(cap) * MAX_NODE_SCORE / cap
+                        req.min(cap).wrapping_mul(MAX_NODE_SCORE) / cap
                     } else if req > cap {
                         0
                     } else {
-                        (cap - req) * MAX_NODE_SCORE / cap
+                        (cap - req).wrapping_mul(MAX_NODE_SCORE) / cap
                     };
                     node_score += s * w;
                     weight_sum += w;
@@ -195,7 +196,11 @@ impl NodeResourcesFit {
                     if cap == 0 {
                         continue;
                     }
-                    let utilization = if req > cap { 100 } else { req * 100 / cap };
+                    let utilization = if req > cap {
+                        100
+                    } else {
+                        req.wrapping_mul(100) / cap
+                    };
                     let s = broken_linear(shape, utilization);
                     if s > 0 {
                         node_score += s * w;

@@ -1,7 +1,8 @@
 //! Reading cluster state from files: YAML or JSON, a `v1 List`, multi-document YAML or single
 //! objects, gzip-compressed or not, from a file, a directory of files, or stdin (`-`).
 
-use super::{Fields, Object, TypeError};
+use super::decode::Decoder;
+use super::{Object, Reading};
 use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod, convert_pod};
 use crate::model::error::{ObjectError, ObjectErrors};
 use serde::Deserializer;
@@ -9,6 +10,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -40,33 +42,121 @@ pub enum LoadError {
     Invalid { path: String, errors: ObjectErrors },
 }
 
-/// Reads a path given to `--snapshot` into a cluster.
+/// The most one input may hold once read and decompressed, unless raised: about 8× the snapshot
+/// of the largest cluster Kubernetes supports (5,000 nodes and 150,000 pods, 147 MB of JSON), so
+/// a gzip bomb or an endless stream ends in an error, not in exhausting memory.
+pub const DEFAULT_MAX_INPUT: u64 = 1 << 30;
+
+/// Bounds on what reading an input may cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of one input, after decompression.
+    pub max_input: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_input: DEFAULT_MAX_INPUT,
+        }
+    }
+}
+
+/// Reads a path given to `--snapshot` into a cluster, with the default limits.
 pub fn load(path: &str) -> Result<Cluster, LoadError> {
+    load_with(path, Limits::default())
+}
+
+/// Reads a path given to `--snapshot` into a cluster.
+pub fn load_with(path: &str, limits: Limits) -> Result<Cluster, LoadError> {
     if path == "-" {
-        return load_bytes("<stdin>", read_stdin()?);
+        return build(path, [read_input("<stdin>", std::io::stdin(), limits)]);
     }
     // Read lazily: one file's bytes in memory at a time.
-    let files = files_under(Path::new(path))?.into_iter().map(|file| {
-        let display = file.display().to_string();
-        std::fs::read(&file)
-            .map(|bytes| (display.clone(), bytes))
-            .map_err(|source| LoadError::Io {
-                path: display,
-                source,
-            })
-    });
+    let files = files_under(Path::new(path))?
+        .into_iter()
+        .map(|file| read_file(&file.display().to_string(), limits));
     build(path, files)
 }
 
-fn read_stdin() -> Result<Vec<u8>, LoadError> {
+fn read_file(path: &str, limits: Limits) -> Result<(String, Vec<u8>), LoadError> {
+    let file = std::fs::File::open(path).map_err(|source| LoadError::Io {
+        path: path.to_string(),
+        source,
+    })?;
+    read_input(path, file, limits)
+}
+
+/// Reads one input whole, decompressing gzip (found by its magic bytes, whatever the name) as it
+/// goes, and stops at the limit rather than growing without bound.
+fn read_input(
+    path: &str,
+    mut reader: impl Read,
+    limits: Limits,
+) -> Result<(String, Vec<u8>), LoadError> {
+    let io = |source| LoadError::Io {
+        path: path.to_string(),
+        source,
+    };
+    let mut head = Vec::with_capacity(2);
+    (&mut reader).take(2).read_to_end(&mut head).map_err(io)?;
+    let gzip = head.starts_with(&[0x1f, 0x8b]);
+    let rest = head.as_slice().chain(reader);
+    let body: Box<dyn Read> = if gzip {
+        Box::new(flate2::read::MultiGzDecoder::new(rest))
+    } else {
+        Box::new(rest)
+    };
+    let read_error = |e: std::io::Error| {
+        if gzip {
+            LoadError::Content {
+                path: path.to_string(),
+                message: format!("cannot decompress gzip data: {e}"),
+            }
+        } else {
+            io(e)
+        }
+    };
+    // Chunk by chunk, checking the bound before growing: a buffer that doubles past it could
+    // need twice the bound in memory just to find out.
     let mut bytes = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut bytes)
-        .map_err(|source| LoadError::Io {
-            path: "<stdin>".into(),
-            source,
-        })?;
-    Ok(bytes)
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut body = body;
+    loop {
+        let n = match body.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_error(e)),
+        };
+        if (bytes.len() + n) as u64 > limits.max_input {
+            let limit = human_bytes(limits.max_input);
+            return Err(LoadError::Content {
+                path: path.to_string(),
+                message: if gzip {
+                    format!(
+                        "expands past {limit} when decompressed, the limit for one input (--max-input-size raises it)"
+                    )
+                } else {
+                    format!(
+                        "holds more than {limit}, the limit for one input (--max-input-size raises it)"
+                    )
+                },
+            });
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    Ok((path.to_string(), bytes))
+}
+
+/// A byte count as a quantity a person reads and `--max-input-size` takes back (`1Gi`, `1500Mi`).
+pub fn human_bytes(n: u64) -> String {
+    for (suffix, shift) in [("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)] {
+        if n >= 1 << shift && n % (1 << shift) == 0 {
+            return format!("{}{suffix}", n >> shift);
+        }
+    }
+    n.to_string()
 }
 
 /// Reads one file's content (`name` labels it in messages) into a cluster.
@@ -79,16 +169,18 @@ fn build(
     files: impl IntoIterator<Item = Result<(String, Vec<u8>), LoadError>>,
 ) -> Result<Cluster, LoadError> {
     let mut builder = ClusterBuilder::new();
-    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut tally = Tally::default();
     for file in files {
         let (name, bytes) = file?;
-        read_into(&mut builder, &mut skipped, &name, bytes)?;
+        if holds_no_document(&bytes) {
+            return Err(LoadError::Content {
+                path: name,
+                message: "holds no object (an empty cluster is a List with `items: []`)".into(),
+            });
+        }
+        read_into(&mut builder, &mut tally, &name, bytes)?;
     }
-    for (kind, n) in skipped {
-        builder.warn(format!(
-            "skipped {n} {kind} object(s): kubectl-sched does not read this kind"
-        ));
-    }
+    tally.warn(&mut builder);
     builder.finish().map_err(|errors| LoadError::Invalid {
         path: path.to_string(),
         errors,
@@ -107,16 +199,37 @@ fn files_under(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
         path: path.display().to_string(),
         source,
     })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let name = name.strip_suffix(".gz").unwrap_or(name);
-            p.is_file()
-                && (name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json"))
-        })
-        .collect();
+    let mut files = Vec::new();
+    for entry in entries {
+        let p = entry
+            .map_err(|source| LoadError::Io {
+                path: path.display().to_string(),
+                source,
+            })?
+            .path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let name = name.strip_suffix(".gz").unwrap_or(name);
+        if !(name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json")) {
+            continue;
+        }
+        // A file that should be part of the snapshot and cannot be read (a dangling link, a
+        // loop, a pipe) would silently leave its objects out of every answer.
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() => files.push(p),
+            Ok(_) => {
+                return Err(LoadError::Content {
+                    path: p.display().to_string(),
+                    message: "not a regular file".into(),
+                });
+            }
+            Err(source) => {
+                return Err(LoadError::Io {
+                    path: p.display().to_string(),
+                    source,
+                });
+            }
+        }
+    }
     files.sort();
     if files.is_empty() {
         return Err(LoadError::Content {
@@ -127,20 +240,24 @@ fn files_under(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     Ok(files)
 }
 
-/// Decompresses gzip input (by its magic bytes, whatever the file is called).
-pub fn decompress(path: &str, bytes: Vec<u8>) -> Result<Vec<u8>, LoadError> {
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::with_capacity(bytes.len() * 8);
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_end(&mut out)
-            .map_err(|e| LoadError::Content {
-                path: path.to_string(),
-                message: format!("cannot decompress gzip data: {e}"),
-            })?;
-        Ok(out)
-    } else {
-        Ok(bytes)
-    }
+/// Whether an input holds nothing but blank lines, comments, document markers and nulls: a
+/// failed `kubectl get > dump.yaml` or a closed pipe, which must not read as an empty cluster.
+/// Stops at the first line with content, so it costs nothing on real input.
+fn holds_no_document(bytes: &[u8]) -> bool {
+    bytes.split(|&b| b == b'\n').all(|line| {
+        let line = line.trim_ascii();
+        let line = [b"---".as_slice(), b"..."]
+            .iter()
+            .find_map(|m| {
+                line.strip_prefix(*m)
+                    .filter(|rest| rest.first().is_none_or(u8::is_ascii_whitespace))
+            })
+            .unwrap_or(line)
+            .trim_ascii();
+        line.is_empty()
+            || line.starts_with(b"#")
+            || matches!(line, b"~" | b"null" | b"Null" | b"NULL")
+    })
 }
 
 fn looks_like_json(bytes: &[u8]) -> bool {
@@ -150,9 +267,9 @@ fn looks_like_json(bytes: &[u8]) -> bool {
     )
 }
 
-/// Parses a file's documents into generic values, JSON or YAML.
+/// Parses a file's documents (gzip-compressed or not) into generic values, JSON or YAML.
 pub fn parse_documents(path: &str, bytes: Vec<u8>) -> Result<Vec<Value>, LoadError> {
-    let bytes = decompress(path, bytes)?;
+    let (_, bytes) = read_input(path, &bytes[..], Limits::default())?;
     if looks_like_json(&bytes) {
         let mut docs = Vec::new();
         for v in serde_json::Deserializer::from_slice(&bytes).into_iter::<Value>() {
@@ -229,62 +346,178 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
 
-/// One object of the input: typed, a pod already converted, or a kind the tool skips.
+/// One object of the input: typed (a pod already converted) or of a kind the tool skips; or the
+/// fields of the object before it that the tool does not know.
 enum Item {
     Object(Object),
     Pod(Box<Result<ConvertedPod, ObjectError>>),
     Skipped(String),
+    Unknown {
+        kind: String,
+        object: String,
+        paths: Vec<String>,
+    },
 }
 
 impl Item {
-    /// Pods are converted on the spot so their API form is never all in memory.
-    fn new(kind: &str, object: Option<Object>) -> Item {
-        match object {
+    /// The items of a typed object. Pods are converted on the spot so their API form is never
+    /// all in memory.
+    fn typed(
+        kind: &str,
+        object: Option<Object>,
+        unknown: Vec<String>,
+        name: impl Fn() -> String,
+    ) -> Vec<Item> {
+        let item = match object {
             Some(Object::Pod(p)) => Item::Pod(Box::new(convert_pod(*p))),
             Some(o) => Item::Object(o),
             None => Item::Skipped(kind.to_string()),
+        };
+        if unknown.is_empty() {
+            return vec![item];
         }
+        vec![
+            item,
+            Item::Unknown {
+                kind: kind.to_string(),
+                object: name(),
+                paths: unknown,
+            },
+        ]
     }
 
-    fn add_to(self, builder: &mut ClusterBuilder, skipped: &mut BTreeMap<String, usize>) {
+    fn add_to(self, builder: &mut ClusterBuilder, tally: &mut Tally) {
         match self {
             Item::Object(o) => builder.add(o),
             Item::Pod(p) => builder.add_pod(*p),
-            Item::Skipped(kind) => *skipped.entry(kind).or_insert(0) += 1,
+            Item::Skipped(kind) => *tally.skipped.entry(kind).or_insert(0) += 1,
+            Item::Unknown {
+                kind,
+                object,
+                paths,
+            } => {
+                for path in paths {
+                    let seen = tally
+                        .unknown
+                        .entry((kind.clone(), without_indices(&path)))
+                        .or_insert_with(|| (0, object.clone()));
+                    seen.0 += 1;
+                }
+            }
         }
     }
 }
 
-/// Types one object, naming the field at fault if it does not fit.
-fn item<'de, D>(
+/// What is said once per input rather than per object: kinds skipped, fields not known.
+#[derive(Default)]
+struct Tally {
+    skipped: BTreeMap<String, usize>,
+    /// (kind, field path without list indices) → (objects, the first of them).
+    unknown: BTreeMap<(String, String), (usize, String)>,
+}
+
+impl Tally {
+    fn warn(self, builder: &mut ClusterBuilder) {
+        for (kind, n) in self.skipped {
+            builder.warn(format!(
+                "skipped {n} {kind} object(s): kubectl-sched does not read this kind"
+            ));
+        }
+        for ((kind, path), (n, first)) in self.unknown {
+            let others = match n {
+                1 => String::new(),
+                n => format!(" and {} other {kind} object(s)", n - 1),
+            };
+            builder.warn(format!(
+                "{kind} {first}{others}: unknown field {path:?}, ignored (a typo in an edited dump, or a field newer than this tool)"
+            ));
+        }
+    }
+}
+
+/// `spec.containers[0].x` as `spec.containers[].x`: one warning for every container.
+fn without_indices(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_index = false;
+    for c in path.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push_str("[]");
+            }
+            ']' => in_index = false,
+            _ if in_index => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The path of a field serde_ignored reports, written as the decoder writes paths.
+fn ignored_path(p: &serde_ignored::Path) -> String {
+    use serde_ignored::Path;
+    match p {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}[{index}]", ignored_path(parent)),
+        Path::Map { parent, key } => match ignored_path(parent) {
+            p if p.is_empty() => key.clone(),
+            p => format!("{p}.{key}"),
+        },
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => ignored_path(parent),
+    }
+}
+
+/// Whether an object is read at all: `Ok(Some(name))` for a kind the tool skips; an apiVersion
+/// Kubernetes does not serve the kind in is an error.
+fn check_kind(
     path: &str,
     kind: &str,
     api_version: &str,
     name: impl Fn() -> String,
-    d: D,
-) -> Result<Item, LoadError>
-where
-    D: serde::Deserializer<'de>,
-    D::Error: std::fmt::Display,
-{
-    let object_error = |e: TypeError| LoadError::Object {
+) -> Result<Option<String>, LoadError> {
+    let error = |field: &str, message: String| LoadError::Object {
         path: path.to_string(),
-        kind: kind.to_string(),
+        kind: if kind.is_empty() { "object" } else { kind }.to_string(),
         object: name(),
-        field: e.field,
-        message: e.message,
+        field: field.to_string(),
+        message,
     };
     if kind.is_empty() {
-        return Err(LoadError::Object {
-            path: path.to_string(),
-            kind: "object".into(),
-            object: name(),
-            field: "kind".into(),
-            message: "required field is missing".into(),
-        });
+        return Err(error("kind", "required field is missing".into()));
     }
-    let object = Object::deserialize(kind, api_version, d, Fields::Named).map_err(object_error)?;
-    Ok(Item::new(kind, object))
+    match super::reading(kind, api_version) {
+        Reading::Read => Ok(None),
+        Reading::Skip(name) => Ok(Some(name)),
+        Reading::Unsupported(message) => Err(error("apiVersion", message)),
+    }
+}
+
+/// Types one object from its text, straight into its API type: fast, but names no field and
+/// reads `null` and a few other spellings as the API server would not. `None` when that fails;
+/// the generic path then decides. With `unknown`, also the paths of fields the type does not have.
+fn fast_item<'de, D: Deserializer<'de>>(
+    kind: &str,
+    d: D,
+    unknown: bool,
+) -> Option<(Option<Object>, Vec<String>)> {
+    if !unknown {
+        return Some((Object::deserialize(kind, d).ok()?, Vec::new()));
+    }
+    let mut paths = Vec::new();
+    let mut record = |p: serde_ignored::Path| paths.push(ignored_path(&p));
+    let object =
+        Object::deserialize(kind, serde_ignored::Deserializer::new(d, &mut record)).ok()?;
+    Some((object, paths))
+}
+
+/// Whether the fast path looks for unknown fields in the object at this index of its input:
+/// in the first BATCH objects, then in one in 64. Tracking fields costs an allocation per key;
+/// a field a newer API server adds is in every object of its kind, and a hand-edited dump is
+/// small. (The generic path, which every object that does not type cleanly takes, always looks.)
+fn looks_for_unknown(index: usize) -> bool {
+    index < BATCH || index % 64 == 0
 }
 
 /// Items are converted in parallel in batches of this size, keeping memory bounded.
@@ -292,33 +525,36 @@ const BATCH: usize = 4096;
 
 fn read_into(
     builder: &mut ClusterBuilder,
-    skipped: &mut BTreeMap<String, usize>,
+    tally: &mut Tally,
     path: &str,
     bytes: Vec<u8>,
 ) -> Result<(), LoadError> {
-    let bytes = decompress(path, bytes)?;
     if looks_like_json(&bytes) {
-        return read_json_into(builder, skipped, path, &bytes);
+        return read_json_into(builder, tally, path, &bytes);
     }
-    read_yaml_into(builder, skipped, path, utf8(path, &bytes)?)
+    read_yaml_into(builder, tally, path, utf8(path, &bytes)?)
 }
 
 /// Turns pieces into objects in parallel, BATCH at a time to keep memory bounded, and adds those
 /// in input order, counting them in `added` (which says, on failure, how many went in before).
 fn add_batched<T: Sync, I: IntoIterator<Item = Item> + Send>(
     builder: &mut ClusterBuilder,
-    skipped: &mut BTreeMap<String, usize>,
+    tally: &mut Tally,
     pieces: &[T],
     added: &mut usize,
-    objects: impl Fn(&T) -> Result<I, LoadError> + Sync,
+    objects: impl Fn(usize, &T) -> Result<I, LoadError> + Sync,
 ) -> Result<(), LoadError> {
     use rayon::prelude::*;
-    for chunk in pieces.chunks(BATCH) {
-        let parsed: Vec<Result<I, LoadError>> = chunk.par_iter().map(&objects).collect();
+    for (c, chunk) in pieces.chunks(BATCH).enumerate() {
+        let parsed: Vec<Result<I, LoadError>> = chunk
+            .par_iter()
+            .enumerate()
+            .map(|(i, piece)| objects(c * BATCH + i, piece))
+            .collect();
         for items in parsed {
             for i in items? {
-                *added += 1;
-                i.add_to(builder, skipped);
+                *added += usize::from(!matches!(i, Item::Unknown { .. }));
+                i.add_to(builder, tally);
             }
         }
     }
@@ -328,18 +564,55 @@ fn add_batched<T: Sync, I: IntoIterator<Item = Item> + Send>(
 /// Generic values, typed the way they come.
 fn add_values(
     builder: &mut ClusterBuilder,
-    skipped: &mut BTreeMap<String, usize>,
+    tally: &mut Tally,
     path: &str,
     values: &[Value],
 ) -> Result<(), LoadError> {
-    add_batched(builder, skipped, values, &mut 0, |v| {
-        value_item(path, v).map(std::iter::once)
-    })
+    add_batched(builder, tally, values, &mut 0, |_, v| value_item(path, v))
 }
 
-fn value_item(path: &str, v: &Value) -> Result<Item, LoadError> {
-    let kind = str_field(v, "kind");
-    item(path, kind, str_field(v, "apiVersion"), || object_name(v), v)
+/// Types one object from its generic value as the API server decodes it; errors name the object
+/// and the field.
+fn value_item(path: &str, v: &Value) -> Result<Vec<Item>, LoadError> {
+    let string = |key: &str| match v.get(key) {
+        None | Some(Value::Null) => Ok(""),
+        Some(Value::String(s)) => Ok(s.as_str()),
+        Some(other) => Err(LoadError::Object {
+            path: path.to_string(),
+            kind: "object".into(),
+            object: object_name(v),
+            field: key.to_string(),
+            message: format!("expected a string, found {}", type_name(other)),
+        }),
+    };
+    let (kind, api_version) = (string("kind")?, string("apiVersion")?);
+    // Missing, it is taken as the kind's; written empty, it is no version the API serves.
+    if api_version.is_empty()
+        && v.get("apiVersion").is_some_and(Value::is_string)
+        && let Some(message) = super::unsupported_version(kind, "")
+    {
+        return Err(LoadError::Object {
+            path: path.to_string(),
+            kind: kind.to_string(),
+            object: object_name(v),
+            field: "apiVersion".into(),
+            message,
+        });
+    }
+    if let Some(skipped) = check_kind(path, kind, api_version, || object_name(v))? {
+        return Ok(vec![Item::Skipped(skipped)]);
+    }
+    let unknown = RefCell::new(Vec::new());
+    let object =
+        Object::deserialize(kind, Decoder::new(v, &unknown)).map_err(|e| LoadError::Object {
+            path: path.to_string(),
+            kind: kind.to_string(),
+            object: object_name(v),
+            field: e.path,
+            message: e.message,
+        })?;
+    let unknown = unknown.into_inner().into_iter().map(|u| u.path).collect();
+    Ok(Item::typed(kind, object, unknown, || object_name(v)))
 }
 
 /// YAML in pieces parsed in parallel, as JSON is: the documents of a stream and the items of a
@@ -347,13 +620,13 @@ fn value_item(path: &str, v: &Value) -> Result<Item, LoadError> {
 /// its kind. A stream the splitting cannot vouch for is read whole, into generic values.
 fn read_yaml_into(
     builder: &mut ClusterBuilder,
-    skipped: &mut BTreeMap<String, usize>,
+    tally: &mut Tally,
     path: &str,
     text: &str,
 ) -> Result<(), LoadError> {
     let Some(docs) = split_documents(text) else {
         let values = flattened(path, parse_yaml(path, text, 0)?)?;
-        return add_values(builder, skipped, path, &values);
+        return add_values(builder, tally, path, &values);
     };
     let mut plain = Vec::new();
     for doc in docs {
@@ -361,22 +634,26 @@ fn read_yaml_into(
             plain.push(doc);
             continue;
         };
-        add_batched(builder, skipped, &plain, &mut 0, |u| unit_items(path, u))?;
+        add_batched(builder, tally, &plain, &mut 0, |i, u| {
+            unit_items(path, u, looks_for_unknown(i))
+        })?;
         plain.clear();
         let mut added = 0;
-        match add_batched(builder, skipped, &items, &mut added, |u| {
-            unit_items(path, u)
+        match add_batched(builder, tally, &items, &mut added, |i, u| {
+            unit_items(path, u, looks_for_unknown(i))
         }) {
             // An item may lean on another (an alias of an anchor defined in an earlier one): only
             // the whole document tells whether it is wrong.
             Err(LoadError::Syntax { .. }) => {
                 let values = flattened(path, parse_yaml(path, doc.text, doc.line)?)?;
-                add_values(builder, skipped, path, &values[added.min(values.len())..])?;
+                add_values(builder, tally, path, &values[added.min(values.len())..])?;
             }
             result => result?,
         }
     }
-    add_batched(builder, skipped, &plain, &mut 0, |u| unit_items(path, u))
+    add_batched(builder, tally, &plain, &mut 0, |i, u| {
+        unit_items(path, u, looks_for_unknown(i))
+    })
 }
 
 /// A piece of a YAML file parsed on its own: a document, or an item of a List.
@@ -480,7 +757,7 @@ fn list_items<'a>(doc: &Unit<'a>) -> Option<Vec<Unit<'a>>> {
     });
     let rest = [&text[..after], &text[end..]].concat();
     let rest: Value = serde_saphyr::from_str_with_options(&rest, unit_options(rest.len())).ok()?;
-    str_field(&rest, "kind").ends_with("List").then_some(items)
+    is_list(str_field(&rest, "kind")).then_some(items)
 }
 
 fn blank_or_comment(line: &str) -> bool {
@@ -489,9 +766,9 @@ fn blank_or_comment(line: &str) -> bool {
 }
 
 /// The objects of one document or List item.
-fn unit_items(path: &str, unit: &Unit) -> Result<Vec<Item>, LoadError> {
-    if let Some(item) = typed_unit(unit) {
-        return Ok(vec![item]);
+fn unit_items(path: &str, unit: &Unit, unknown: bool) -> Result<Vec<Item>, LoadError> {
+    if let Some(items) = typed_unit(unit, unknown) {
+        return Ok(items);
     }
     let value: Value =
         serde_saphyr::from_str_with_options(unit.text, unit_options(unit.text.len()))
@@ -501,27 +778,165 @@ fn unit_items(path: &str, unit: &Unit) -> Result<Vec<Item>, LoadError> {
         Value::Array(entries) if unit.entry => flattened(path, entries)?,
         v => flattened(path, vec![v])?,
     };
-    values.iter().map(|v| value_item(path, v)).collect()
+    let mut items = Vec::with_capacity(values.len());
+    for v in &values {
+        items.extend(value_item(path, v)?);
+    }
+    Ok(items)
 }
 
 /// An object whose kind and apiVersion a scan finds, parsed straight into its API type. `None`
-/// when that fails: the generic path then says what is wrong, naming the object and field.
-fn typed_unit(unit: &Unit) -> Option<Item> {
+/// when the scans cannot vouch for what they found, or the object does not parse that way: the
+/// generic path then decides, and says what is wrong, naming the object and field.
+fn typed_unit(unit: &Unit, unknown: bool) -> Option<Vec<Item>> {
     let kind = top_level_scalar(unit, "kind")?;
     let api_version = top_level_scalar(unit, "apiVersion")?;
-    if kind.ends_with("List") {
+    if is_list(kind) || !single_line_nodes(unit.text) {
         return None;
     }
-    let seed = TypedSeed { kind, api_version };
-    let options = unit_options(unit.text.len());
-    serde_saphyr::with_deserializer_from_str_with_options(unit.text, options, |de| {
-        if unit.entry {
-            de.deserialize_seq(seed)
-        } else {
-            seed.deserialize(de)
+    let skipped = match super::reading(kind, api_version) {
+        Reading::Read => None,
+        Reading::Skip(name) => Some(name),
+        Reading::Unsupported(_) => return None,
+    };
+    let seed = TypedSeed {
+        kind: if skipped.is_some() { "" } else { kind },
+        unknown: unknown && skipped.is_none(),
+    };
+    let (object, unknown) = serde_saphyr::with_deserializer_from_str_with_options(
+        unit.text,
+        typed_options(unit),
+        |de| {
+            if unit.entry {
+                de.deserialize_seq(seed)
+            } else {
+                seed.deserialize(de)
+            }
+        },
+    )
+    .ok()??;
+    if let Some(name) = skipped {
+        return Some(vec![Item::Skipped(name)]);
+    }
+    Some(Item::typed(kind, object, unknown, || {
+        let value: Value =
+            serde_saphyr::from_str_with_options(unit.text, unit_options(unit.text.len()))
+                .unwrap_or_default();
+        match value {
+            Value::Array(mut entries) if unit.entry => object_name(&entries.swap_remove(0)),
+            v => object_name(&v),
         }
-    })
-    .ok()?
+    }))
+}
+
+/// Options for parsing straight into API types: a plain scalar that the generic path would read
+/// as a number or a boolean (`08`, `y`) is refused rather than taken as a string, so the generic
+/// path, which types scalars as kubectl does, decides.
+fn typed_options(unit: &Unit) -> serde_saphyr::Options {
+    let mut options = unit_options(unit.text.len());
+    options.no_schema = true;
+    options
+}
+
+/// Whether every quoted scalar and flow collection of a unit ends on the line it starts on, so
+/// the line scans (for the kind, for where a List item starts) see what a YAML parser sees: a
+/// quoted scalar spanning lines can hold one that reads `kind: Secret`. Block scalars may span
+/// lines: theirs are indented below their key, where the scans do not look.
+fn single_line_nodes(text: &str) -> bool {
+    // A block scalar's lines are those indented deeper than this.
+    let mut block: Option<usize> = None;
+    for line in text.as_bytes().split(|&b| b == b'\n') {
+        let indent = line.iter().take_while(|&&b| b == b' ').count();
+        let rest = &line[indent..];
+        if let Some(parent) = block {
+            if indent > parent || rest.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            block = None;
+        }
+        // Most lines hold nothing that could open a node spanning lines: skip them cheaply.
+        if !rest
+            .iter()
+            .any(|b| matches!(b, b'"' | b'\'' | b'{' | b'[' | b'|' | b'>' | b'?'))
+        {
+            continue;
+        }
+        match line_nodes(rest, indent) {
+            LineNodes::Closed => {}
+            LineNodes::Block(parent) => block = Some(parent),
+            LineNodes::Open => return false,
+        }
+    }
+    true
+}
+
+enum LineNodes {
+    /// Everything that starts on the line ends there.
+    Closed,
+    /// A block scalar starts: its lines are indented deeper than this column.
+    Block(usize),
+    /// A quoted scalar or a flow collection goes on past the line (or a line the scan does not
+    /// follow, such as a complex key).
+    Open,
+}
+
+/// What a line (after its indentation, at column `indent`) leaves open.
+fn line_nodes(b: &[u8], indent: usize) -> LineNodes {
+    let space = |i: usize| i >= b.len() || b[i] == b' ' || b[i] == b'\t';
+    // The column of the node the line's last key (or sequence entry) belongs to.
+    let mut node = indent;
+    let mut i = 0;
+    while i < b.len() && b[i] == b'-' && space(i + 1) {
+        node = indent + i;
+        i += 1;
+        while i < b.len() && space(i) {
+            i += 1;
+        }
+    }
+    if b.get(i) == Some(&b'?') && space(i + 1) {
+        return LineNodes::Open;
+    }
+    let start = i;
+    let mut depth = 0usize;
+    while i < b.len() {
+        let token_start = i == start
+            || space(i - 1)
+            || (depth > 0 && matches!(b[i - 1], b',' | b'[' | b'{' | b':'));
+        match b[i] {
+            b'"' if token_start => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if i >= b.len() {
+                    return LineNodes::Open;
+                }
+            }
+            b'\'' if token_start => loop {
+                i += 1;
+                match b[i..].iter().position(|&c| c == b'\'') {
+                    None => return LineNodes::Open,
+                    Some(p) if b.get(i + p + 1) == Some(&b'\'') => i += p + 1,
+                    Some(p) => {
+                        i += p;
+                        break;
+                    }
+                }
+            },
+            b'{' | b'[' if token_start || depth > 0 => depth += 1,
+            b'}' | b']' if depth > 0 => depth -= 1,
+            b'#' if token_start => break,
+            b'|' | b'>' if token_start && depth == 0 => return LineNodes::Block(node),
+            b':' if depth == 0 && space(i + 1) => node = indent + start,
+            _ => {}
+        }
+        i += 1;
+    }
+    if depth > 0 {
+        LineNodes::Open
+    } else {
+        LineNodes::Closed
+    }
 }
 
 /// The plain scalar of a `key: value` line of a unit's top-level mapping (after the `- ` of a
@@ -535,7 +950,12 @@ fn top_level_scalar<'a>(unit: &Unit<'a>, key: &str) -> Option<&'a str> {
         } else {
             line
         };
-        let value = line.strip_prefix(key)?.strip_prefix(':')?.trim();
+        let value = line.strip_prefix(key)?.strip_prefix(':')?;
+        // `kind:Node` is a plain scalar, not a key.
+        if !(value.is_empty() || value.starts_with([' ', '\t'])) {
+            return None;
+        }
+        let value = value.trim();
         let plain = value.starts_with(|c: char| c.is_ascii_alphabetic())
             && value
                 .bytes()
@@ -547,25 +967,26 @@ fn top_level_scalar<'a>(unit: &Unit<'a>, key: &str) -> Option<&'a str> {
     })
 }
 
-/// Types an object with the kind and apiVersion found for it, as a document or as the one entry
-/// of a sequence (a List item).
+/// Types an object of a kind read (or reads through one of a kind skipped, `kind` empty), as a
+/// document or as the one entry of a sequence (a List item).
 #[derive(Clone, Copy)]
 struct TypedSeed<'a> {
     kind: &'a str,
-    api_version: &'a str,
+    unknown: bool,
 }
 
+type Typed = Option<(Option<Object>, Vec<String>)>;
+
 impl<'de> DeserializeSeed<'de> for TypedSeed<'_> {
-    type Value = Option<Item>;
+    type Value = Typed;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        let object = Object::deserialize(self.kind, self.api_version, d, Fields::Unnamed);
-        Ok(object.ok().map(|o| Item::new(self.kind, o)))
+        Ok(fast_item(self.kind, d, self.unknown))
     }
 }
 
 impl<'de> serde::de::Visitor<'de> for TypedSeed<'_> {
-    type Value = Option<Item>;
+    type Value = Typed;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a sequence of one object")
@@ -590,7 +1011,7 @@ fn flattened(path: &str, docs: Vec<Value>) -> Result<Vec<Value>, LoadError> {
 
 /// The objects of a document: itself, or the items of a List.
 fn flatten_value(path: &str, v: Value, out: &mut Vec<Value>) -> Result<(), LoadError> {
-    if !v.is_object() {
+    let Value::Object(mut map) = v else {
         return Err(LoadError::Content {
             path: path.to_string(),
             message: format!(
@@ -598,76 +1019,112 @@ fn flatten_value(path: &str, v: Value, out: &mut Vec<Value>) -> Result<(), LoadE
                 type_name(&v)
             ),
         });
+    };
+    let kind = map
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if !is_list(&kind) {
+        out.push(Value::Object(map));
+        return Ok(());
     }
-    let kind = str_field(&v, "kind");
-    if kind == "List" || (kind.ends_with("List") && v.get("items").is_some_and(Value::is_array)) {
-        let Value::Object(mut map) = v else {
-            unreachable!("checked is_object above")
-        };
-        if let Some(Value::Array(items)) = map.remove("items") {
+    match map.remove("items") {
+        Some(Value::Array(items)) => {
             for i in items {
                 flatten_value(path, i, out)?;
             }
+            Ok(())
         }
-        return Ok(());
+        other => Err(not_a_list(
+            path,
+            &kind,
+            other.as_ref().map_or("nothing", type_name),
+        )),
     }
-    out.push(v);
-    Ok(())
+}
+
+/// `List`, and the typed lists (`PodList`) the API server returns.
+fn is_list(kind: &str) -> bool {
+    kind.ends_with("List")
+}
+
+/// A List whose items are not a list: an empty cluster would be a silent wrong answer.
+fn not_a_list(path: &str, kind: &str, found: &str) -> LoadError {
+    LoadError::Content {
+        path: path.to_string(),
+        message: format!("{kind}: items: expected a list, found {found}"),
+    }
 }
 
 /// What the JSON fast path reads of a document before parsing it for real.
 #[derive(serde::Deserialize)]
 struct Peek<'a> {
     #[serde(default, borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(default, borrow, rename = "apiVersion")]
-    api_version: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    items: Option<Vec<&'a RawValue>>,
+    kind: Option<&'a RawValue>,
+    /// `Some` when written, null included, so `items: null` is said to be null.
+    #[serde(default, borrow, deserialize_with = "written")]
+    items: Option<&'a RawValue>,
+}
+
+fn written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// Lists (and arrays) nested deeper than this are refused, as serde_json refuses deeper values:
+/// reading them costs time quadratic in the depth and, past it, the stack.
+const MAX_NESTING: usize = 128;
+
+fn json_syntax(path: &str, e: &serde_json::Error) -> LoadError {
+    LoadError::Syntax {
+        path: path.to_string(),
+        line: Some((e.line() as u64, e.column() as u64)),
+        message: format!("invalid JSON: {e}"),
+    }
 }
 
 /// JSON without building a generic tree: each object is parsed straight into its API type, the
 /// items of a List in parallel, which is what makes a 150,000-pod snapshot load in seconds.
 fn read_json_into(
     builder: &mut ClusterBuilder,
-    skipped: &mut BTreeMap<String, usize>,
+    tally: &mut Tally,
     path: &str,
     bytes: &[u8],
 ) -> Result<(), LoadError> {
-    let syntax = |e: serde_json::Error| LoadError::Syntax {
-        path: path.to_string(),
-        line: Some((e.line() as u64, e.column() as u64)),
-        message: format!("invalid JSON: {e}"),
-    };
     let mut raws: Vec<&RawValue> = Vec::new();
     for doc in serde_json::Deserializer::from_slice(bytes).into_iter::<&RawValue>() {
-        collect_raw(doc.map_err(syntax)?, &mut raws).map_err(syntax)?;
+        let doc = doc.map_err(|e| json_syntax(path, &e))?;
+        collect_raw(path, doc, &mut raws, 0)?;
     }
-    add_batched(builder, skipped, &raws, &mut 0, |raw| {
+    add_batched(builder, tally, &raws, &mut 0, |i, raw| {
         let text = raw.get();
-        let name = || object_name(&serde_json::from_str::<Value>(text).unwrap_or(Value::Null));
         // kubectl writes apiVersion and kind first: finding them by a scan avoids a
         // second full parse of every object; anything unusual takes the general path.
-        let scanned = top_level_string(text, "kind").zip(top_level_string(text, "apiVersion"));
-        let peek: Peek;
-        let (kind, api_version) = match scanned {
-            Some(found) => found,
-            None => {
-                peek = serde_json::from_str(text).map_err(syntax)?;
-                (
-                    peek.kind.as_deref().unwrap_or(""),
-                    peek.api_version.as_deref().unwrap_or(""),
-                )
+        let Some((kind, api_version)) =
+            top_level_string(text, "kind").zip(top_level_string(text, "apiVersion"))
+        else {
+            let value: Value = serde_json::from_str(text).map_err(|e| json_syntax(path, &e))?;
+            let mut items = Vec::new();
+            for v in &flattened(path, vec![value])? {
+                items.extend(value_item(path, v)?);
             }
+            return Ok(items);
         };
-        item(
-            path,
+        let name = || object_name(&serde_json::from_str::<Value>(text).unwrap_or(Value::Null));
+        if let Some(skipped) = check_kind(path, kind, api_version, name)? {
+            return Ok(vec![Item::Skipped(skipped)]);
+        }
+        match fast_item(
             kind,
-            api_version,
-            name,
             &mut serde_json::Deserializer::from_str(text),
-        )
-        .map(std::iter::once)
+            looks_for_unknown(i),
+        ) {
+            Some((object, unknown)) => Ok(Item::typed(kind, object, unknown, name)),
+            None => {
+                let value: Value = serde_json::from_str(text).map_err(|e| json_syntax(path, &e))?;
+                value_item(path, &value)
+            }
+        }
     })
 }
 
@@ -721,30 +1178,58 @@ fn top_level_string<'a>(json: &'a str, key: &str) -> Option<&'a str> {
     None
 }
 
+/// The objects of a JSON document: itself, or the items of a List (or array), however nested.
 fn collect_raw<'a>(
+    path: &str,
     raw: &'a RawValue,
     out: &mut Vec<&'a RawValue>,
-) -> Result<(), serde_json::Error> {
-    if raw.get().trim_start().starts_with('[') {
-        for item in serde_json::from_str::<Vec<&RawValue>>(raw.get())? {
-            collect_raw(item, out)?;
+    depth: usize,
+) -> Result<(), LoadError> {
+    if depth >= MAX_NESTING {
+        return Err(LoadError::Syntax {
+            path: path.to_string(),
+            line: None,
+            message: format!(
+                "invalid JSON: recursion limit exceeded (Lists or arrays nested more than {MAX_NESTING} deep)"
+            ),
+        });
+    }
+    let syntax = |e: serde_json::Error| json_syntax(path, &e);
+    let text = raw.get().trim_start();
+    if text.starts_with('[') {
+        for item in serde_json::from_str::<Vec<&RawValue>>(text).map_err(syntax)? {
+            collect_raw(path, item, out, depth + 1)?;
         }
         return Ok(());
     }
-    let peek: Peek = serde_json::from_str(raw.get())?;
-    let is_list = peek
-        .kind
-        .as_deref()
-        .is_some_and(|k| k == "List" || k.ends_with("List"));
-    match peek.items {
-        Some(items) if is_list => {
-            for item in items {
-                collect_raw(item, out)?;
-            }
-        }
-        _ => out.push(raw),
+    if !text.starts_with('{') {
+        // Not an object: the general path says what it is.
+        out.push(raw);
+        return Ok(());
     }
-    Ok(())
+    let peek: Peek = serde_json::from_str(text).map_err(syntax)?;
+    let kind = peek
+        .kind
+        .and_then(|k| serde_json::from_str::<Cow<str>>(k.get()).ok())
+        .unwrap_or_default();
+    if !is_list(&kind) {
+        out.push(raw);
+        return Ok(());
+    }
+    match peek.items {
+        Some(items) if items.get().trim_start().starts_with('[') => {
+            for item in serde_json::from_str::<Vec<&RawValue>>(items.get()).map_err(syntax)? {
+                collect_raw(path, item, out, depth + 1)?;
+            }
+            Ok(())
+        }
+        other => {
+            let found = other
+                .and_then(|i| serde_json::from_str::<Value>(i.get()).ok())
+                .map_or("nothing", |v| type_name(&v));
+            Err(not_a_list(path, &kind, found))
+        }
+    }
 }
 
 fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -767,16 +1252,18 @@ pub fn object_name(v: &Value) -> String {
     }
 }
 
-/// Deserialises a generic value into an API type, naming the field that does not fit.
+/// Decodes a generic value into an API type as the API server does, naming the field that does
+/// not fit; fields the type does not have are left out.
 pub fn typed<T: DeserializeOwned>(path: &str, kind: &str, v: Value) -> Result<T, LoadError> {
-    let object = object_name(&v);
-    serde_path_to_error::deserialize(v).map_err(|e| LoadError::Object {
-        path: path.to_string(),
-        kind: kind.to_string(),
-        object,
-        field: e.path().to_string(),
-        message: e.inner().to_string(),
-    })
+    super::decode::decode(&v)
+        .map(|d| d.value)
+        .map_err(|e| LoadError::Object {
+            path: path.to_string(),
+            kind: kind.to_string(),
+            object: object_name(&v),
+            field: e.path,
+            message: e.message,
+        })
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -790,29 +1277,26 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Reads the one object of a `-f` file (a Pod), from a path or `-` for stdin.
+/// Reads the one object of a `-f` file (a Pod), from a path or `-` for stdin, with the default
+/// limits.
 pub fn load_single(path: &str) -> Result<(String, Value), LoadError> {
+    load_single_with(path, Limits::default())
+}
+
+/// Reads the one object of a `-f` file (a Pod), from a path or `-` for stdin.
+pub fn load_single_with(path: &str, limits: Limits) -> Result<(String, Value), LoadError> {
     let (display, bytes) = if path == "-" {
-        ("<stdin>".to_string(), read_stdin()?)
+        read_input("<stdin>", std::io::stdin(), limits)?
     } else {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
-            path: path.to_string(),
-            source,
-        })?;
-        (path.to_string(), bytes)
+        read_file(path, limits)?
     };
-    let mut docs = parse_documents(&display, bytes)?;
     // A List of one item is what `kubectl get pod x -o yaml` sometimes wraps.
-    if docs.len() == 1 && str_field(&docs[0], "kind") == "List" {
-        if let Some(Value::Array(items)) = docs[0].get_mut("items").map(Value::take) {
-            docs = items;
-        }
-    }
+    let mut docs = flattened(&display, parse_documents(&display, bytes)?)?;
     match docs.len() {
         1 => Ok((display, docs.pop().expect("one document"))),
         0 => Err(LoadError::Content {
             path: display,
-            message: "the file holds no object".into(),
+            message: "holds no object".into(),
         }),
         n => Err(LoadError::Content {
             path: display,
@@ -827,17 +1311,148 @@ mod tests {
 
     fn load_yaml(text: &str) -> Result<(Cluster, BTreeMap<String, usize>), LoadError> {
         let mut builder = ClusterBuilder::new();
-        let mut skipped = BTreeMap::new();
-        read_into(&mut builder, &mut skipped, "t.yaml", text.into())?;
+        let mut tally = Tally::default();
+        read_into(&mut builder, &mut tally, "t.yaml", text.into())?;
+        let skipped = tally.skipped.clone();
+        tally.warn(&mut builder);
         Ok((builder.finish().unwrap(), skipped))
     }
 
     /// The cluster as read before YAML was split: the whole text into generic values.
     fn read_whole(text: &str) -> Cluster {
+        try_read_whole(text).unwrap()
+    }
+
+    /// The full YAML parse: the whole text into generic values, each decoded as the API does.
+    fn try_read_whole(text: &str) -> Result<Cluster, LoadError> {
         let mut builder = ClusterBuilder::new();
-        let values = flattened("t.yaml", parse_yaml("t.yaml", text, 0).unwrap()).unwrap();
-        add_values(&mut builder, &mut BTreeMap::new(), "t.yaml", &values).unwrap();
-        builder.finish().unwrap()
+        let mut tally = Tally::default();
+        let values = flattened("t.yaml", parse_yaml("t.yaml", text, 0)?)?;
+        add_values(&mut builder, &mut tally, "t.yaml", &values)?;
+        tally.warn(&mut builder);
+        builder.finish().map_err(|errors| LoadError::Invalid {
+            path: "t.yaml".into(),
+            errors,
+        })
+    }
+
+    /// The loader's answer, as the file source gives it (skipped kinds and unknown fields said).
+    fn try_load(text: &str) -> Result<Cluster, LoadError> {
+        load_bytes("t.yaml", text.as_bytes().to_vec())
+    }
+
+    mod fast_and_full {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A scalar as YAML may spell it: the layouts the line scans must not misread.
+        fn scalar() -> impl Strategy<Value = String> {
+            // Lines the scans look for, most of the time.
+            let text = prop_oneof![
+                3 => Just("kind: Secret"),
+                2 => Just("- apiVersion: v1"),
+                1 => prop::sample::select(vec!["first line", "kind: Node", "items:", "---", "x", ""]),
+            ];
+            let plain = prop::sample::select(vec![
+                "web", "08", "y", "10.0", "1e1", "010", "null", "~", "true", "a:b", "v1.2",
+            ]);
+            prop_oneof![
+                plain.prop_map(str::to_string),
+                // Double-quoted, its continuation lines at the item's or the key's indentation.
+                (
+                    text.clone(),
+                    text.clone(),
+                    prop::sample::select(vec![0usize, 0, 2, 4, 6])
+                )
+                    .prop_map(|(a, b, indent)| format!(
+                        "\"{a}\n{}{b}\n{}\"",
+                        " ".repeat(indent),
+                        " ".repeat(indent)
+                    )),
+                (
+                    text.clone(),
+                    text.clone(),
+                    prop::sample::select(vec![0usize, 0, 2, 4])
+                )
+                    .prop_map(|(a, b, indent)| format!("'{a}\n{}{b}'", " ".repeat(indent))),
+                (text.clone(), text.clone()).prop_map(|(a, b)| format!("|\n      {a}\n      {b}")),
+                (text.clone(), text).prop_map(|(a, b)| format!(">-\n      {a}\n\n      {b}")),
+                Just("{a: b,\n  kind: Secret}".to_string()),
+            ]
+        }
+
+        /// A Node or a Namespace whose labels and annotations take such scalars, optionally
+        /// sharing an anchor with the object before it.
+        /// (Node or Namespace, labels, annotations, anchor, kind after the metadata)
+        type Object = (bool, Vec<String>, Vec<String>, u8, bool);
+
+        fn object() -> impl Strategy<Value = Object> {
+            (
+                any::<bool>(),
+                prop::collection::vec(scalar(), 0..3),
+                prop::collection::vec(scalar(), 0..3),
+                0u8..4,
+                any::<bool>(),
+            )
+        }
+
+        fn render(objects: &[Object], list: bool) -> String {
+            let mut docs = Vec::new();
+            for (i, (node, labels, annotations, anchor, kind_late)) in objects.iter().enumerate() {
+                let kind = if *node { "Node" } else { "Namespace" };
+                // The kind after the metadata, where a scalar's lines come before it.
+                let kind_line = format!("kind: {kind}\n");
+                let (early, late) = if *kind_late {
+                    ("", kind_line.as_str())
+                } else {
+                    (kind_line.as_str(), "")
+                };
+                let mut o = format!("apiVersion: v1\n{early}metadata:\n  name: o{i}\n");
+                match anchor {
+                    1 => o.push_str("  labels: &shared\n    team: a\n"),
+                    2 if i > 0 => o.push_str("  labels: *shared\n"),
+                    _ => {
+                        o.push_str("  labels:\n");
+                        for (j, v) in labels.iter().enumerate() {
+                            o.push_str(&format!("    l{j}: {v}\n"));
+                        }
+                    }
+                }
+                o.push_str("  annotations:\n");
+                for (j, v) in annotations.iter().enumerate() {
+                    o.push_str(&format!("    a{j}: {v}\n"));
+                }
+                if *node {
+                    o.push_str("status: {allocatable: {cpu: \"4\", pods: \"110\"}}\n");
+                }
+                o.push_str(late);
+                docs.push(o);
+            }
+            if !list {
+                return docs.iter().map(|d| format!("---\n{d}")).collect();
+            }
+            let items: String = docs
+                .iter()
+                .flat_map(|d| d.lines().enumerate())
+                .map(|(i, l)| format!("{}{l}\n", if i == 0 { "- " } else { "  " }))
+                .collect();
+            format!("apiVersion: v1\nitems:\n{items}kind: List\nmetadata: {{}}\n")
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+            /// The fast loader (split at line scans, typed straight from the text) and the full
+            /// parse give the same cluster, or both refuse the input.
+            #[test]
+            fn agree(objects in prop::collection::vec(object(), 1..5), list in any::<bool>()) {
+                let text = render(&objects, list);
+                match (try_load(&text), try_read_whole(&text)) {
+                    (Ok(fast), Ok(full)) => prop_assert_eq!(fingerprint(&fast), fingerprint(&full), "{}", text),
+                    (Err(_), Err(_)) => {}
+                    (fast, full) => prop_assert!(false, "{text}\nfast: {:?}\nfull: {:?}", fast.map(|c| fingerprint(&c)), full.map(|c| fingerprint(&c))),
+                }
+            }
+        }
     }
 
     /// Everything read, in an order that does not depend on hashing.
@@ -947,7 +1562,6 @@ mod tests {
             "apiVersion: v1\nitems:\n  - {apiVersion: v1, kind: Node, metadata: {name: a}}\nkind: List\n",
             "apiVersion: v1\nitems: [{apiVersion: v1, kind: Node, metadata: {name: a}}]\nkind: List\n",
             "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\nkind: Thing\n",
-            "apiVersion: v1\nitems:\nkind: List\n",
             "apiVersion: v1\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: a}}\n\"kind\": [List\n",
         ] {
             assert_eq!(list_items(&unit(text, 0, false)), None, "{text}");
@@ -1016,7 +1630,7 @@ mod tests {
     fn json_list_matches_yaml() {
         let json = br#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"x"},"spec":{"containers":[{"name":"c","image":"i"}]}}]}"#;
         let mut builder = ClusterBuilder::new();
-        read_into(&mut builder, &mut BTreeMap::new(), "t.json", json.to_vec()).unwrap();
+        read_into(&mut builder, &mut Tally::default(), "t.json", json.to_vec()).unwrap();
         let cluster = builder.finish().unwrap();
         assert_eq!(cluster.nodes.len(), 1);
         assert_eq!(cluster.pods[0].key(), "x/p");
@@ -1052,7 +1666,7 @@ mod tests {
             ("demo.json", json),
         ] {
             let mut builder = ClusterBuilder::new();
-            read_into(&mut builder, &mut BTreeMap::new(), name, bytes).unwrap();
+            read_into(&mut builder, &mut Tally::default(), name, bytes).unwrap();
             assert_eq!(fingerprint(&builder.finish().unwrap()), whole, "{name}");
         }
     }
@@ -1079,7 +1693,7 @@ mod tests {
         let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: x}\nspec:\n  containers: 5\n";
         let err = read_into(
             &mut ClusterBuilder::new(),
-            &mut BTreeMap::new(),
+            &mut Tally::default(),
             "p.yaml",
             text.as_bytes().to_vec(),
         )
@@ -1109,6 +1723,74 @@ mod tests {
             .fold(String::from("- "), |item, l| item + l + "\n  ");
         assert!(load_yaml(&format!("items:\n{item}\nkind: List\n")).is_err());
         assert!(parse_documents("laughs.yaml", text.into_bytes()).is_err());
+    }
+
+    #[test]
+    fn inputs_are_read_within_the_limit() {
+        let limits = Limits { max_input: 10 };
+        assert_eq!(
+            read_input("x", &b"0123456789"[..], limits).unwrap().1.len(),
+            10
+        );
+        let err = read_input("x", &b"0123456789a"[..], limits).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x: holds more than 10, the limit for one input (--max-input-size raises it)"
+        );
+        use flate2::write::GzEncoder;
+        use std::io::Write;
+        let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(&[b' '; 4096]).unwrap();
+        let gz = enc.finish().unwrap();
+        let err = read_input("b.gz", &gz[..], Limits { max_input: 2048 }).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expands past 2Ki when decompressed"),
+            "{err}"
+        );
+        assert_eq!(human_bytes(1 << 30), "1Gi");
+        assert_eq!(human_bytes(1000), "1000");
+    }
+
+    #[test]
+    fn what_holds_no_document() {
+        for empty in [
+            "",
+            "\n \n",
+            "# c\n---\n...\n",
+            "null",
+            "--- ~\n",
+            "---   # x\n",
+        ] {
+            assert!(holds_no_document(empty.as_bytes()), "{empty:?}");
+        }
+        for some in ["{}", "kind: List\nitems: []\n", "--- a\n", "[]"] {
+            assert!(!holds_no_document(some.as_bytes()), "{some:?}");
+        }
+    }
+
+    #[test]
+    fn line_scans_vouch_only_for_single_line_nodes() {
+        for ok in [
+            "a: \"x\" # \"\nb: 'it''s'\nc: {d: [1, \"}\"]}\n",
+            "- note: |\n    \"open\n    kind: Secret\n  kind: Node\n",
+            "a: it's fine\nb: x\"y\n",
+        ] {
+            assert!(single_line_nodes(ok), "{ok}");
+        }
+        for open in [
+            "a: \"x\n  kind: Secret\"\n",
+            "a: 'x\nkind: Secret'\n",
+            "a: {b: c,\n  kind: Secret}\n",
+            "? complex\n: key\n",
+            "- note: |\n    text\n  ann: \"abc\n  kind: Secret\n  \"\n",
+        ] {
+            assert!(!single_line_nodes(open), "{open}");
+        }
+        assert_eq!(
+            without_indices("spec.containers[10].x[0]"),
+            "spec.containers[].x[]"
+        );
     }
 
     #[test]

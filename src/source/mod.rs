@@ -1,6 +1,7 @@
 //! Where a cluster's state comes from: files (`file`), the live API (`live`), and how a snapshot
 //! is written back (`write`). Sources only produce API objects; everything after is pure.
 
+pub mod decode;
 pub mod events;
 pub mod file;
 pub mod live;
@@ -12,6 +13,7 @@ use k8s_openapi::api::core::v1::{
     Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController,
     Service,
 };
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{
@@ -60,6 +62,7 @@ pub enum Object {
     ReplicationController(Box<ReplicationController>),
     ReplicaSet(Box<ReplicaSet>),
     StatefulSet(Box<StatefulSet>),
+    RuntimeClass(Box<RuntimeClass>),
     Lease(Box<Lease>),
     LeaseCandidate(Box<serde_json::Value>),
     Event(Box<Event>),
@@ -70,86 +73,144 @@ pub enum Object {
 pub const SNAPSHOT_INFO_API_VERSION: &str = "kubectl-sched.io/v1";
 pub const SNAPSHOT_INFO_KIND: &str = "SnapshotInfo";
 
-/// Why an object could not be typed: the field path and the problem.
-pub struct TypeError {
-    pub field: String,
-    pub message: String,
-}
-
-/// Whether a typing error names the field at fault: tracking it costs an allocation per mapping
-/// key, wasted when a failure is retried another way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fields {
-    Named,
-    Unnamed,
-}
-
 fn typed<'de, T: serde::Deserialize<'de>, D: serde::Deserializer<'de>>(
     d: D,
-    fields: Fields,
-) -> Result<Box<T>, TypeError>
-where
-    D::Error: std::fmt::Display,
-{
-    match fields {
-        Fields::Named => serde_path_to_error::deserialize(d).map_err(|e| TypeError {
-            field: e.path().to_string(),
-            message: e.inner().to_string(),
-        }),
-        Fields::Unnamed => T::deserialize(d).map_err(|e| TypeError {
-            field: String::new(),
-            message: e.to_string(),
-        }),
+) -> Result<Box<T>, D::Error> {
+    T::deserialize(d).map(Box::new)
+}
+
+/// The apiVersion the tool reads a kind in; `None` for a kind it does not read.
+fn read_version(kind: &str) -> Option<&'static str> {
+    use k8s_openapi::Resource;
+    Some(match kind {
+        "Node"
+        | "Pod"
+        | "Namespace"
+        | "PersistentVolumeClaim"
+        | "PersistentVolume"
+        | "Service"
+        | "ReplicationController"
+        | "Event" => Node::API_VERSION,
+        "PriorityClass" => PriorityClass::API_VERSION,
+        "PodDisruptionBudget" => PodDisruptionBudget::API_VERSION,
+        "StorageClass" | "CSINode" | "CSIDriver" | "CSIStorageCapacity" | "VolumeAttachment" => {
+            StorageClass::API_VERSION
+        }
+        "ReplicaSet" | "StatefulSet" => ReplicaSet::API_VERSION,
+        "RuntimeClass" => RuntimeClass::API_VERSION,
+        "Lease" => Lease::API_VERSION,
+        // Read in whichever version the server offers: only a few fields are used.
+        "LeaseCandidate" => "coordination.k8s.io/",
+        SNAPSHOT_INFO_KIND => SNAPSHOT_INFO_API_VERSION,
+        _ => return None,
+    })
+}
+
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}
+
+/// Kinds Kubernetes serves under a name the tool reads, in another group: different types.
+const SAME_NAME_ELSEWHERE: &[(&str, &str)] = &[("events.k8s.io", "Event")];
+
+/// How an object of a kind and apiVersion is read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// A kind the tool reads, in a version it reads.
+    Read,
+    /// Another kind (from another API group too), skipped: its name for the warning.
+    Skip(String),
+    /// A kind the tool reads in a version Kubernetes does not serve it in: what to say.
+    Unsupported(String),
+}
+
+/// What to say of a kind the tool reads written with an apiVersion Kubernetes does not serve it
+/// in; `None` for a kind the tool does not read.
+pub fn unsupported_version(kind: &str, api_version: &str) -> Option<String> {
+    read_version(kind).map(|expected| unsupported(kind, api_version, expected))
+}
+
+fn unsupported(kind: &str, api_version: &str, expected: &str) -> String {
+    let expected = match expected.strip_suffix('/') {
+        Some(group) => format!("{group}/<version>"),
+        None => expected.to_string(),
+    };
+    format!("unsupported value {api_version:?} for kind {kind} (expected {expected})")
+}
+
+/// Whether the tool reads an object: by kind and API group, so a CRD named like a built-in kind
+/// (Knative's `Service`) is skipped, not misread; a missing apiVersion is taken as the kind's.
+pub fn reading(kind: &str, api_version: &str) -> Reading {
+    let Some(expected) = read_version(kind) else {
+        return Reading::Skip(kind.to_string());
+    };
+    let group = group_of(api_version);
+    let (expected_group, any_version) = match expected.strip_suffix('/') {
+        Some(g) => (g, true),
+        None => (group_of(expected), false),
+    };
+    if api_version.is_empty() || api_version == expected || (any_version && group == expected_group)
+    {
+        return Reading::Read;
     }
-    .map(Box::new)
+    // Groups without a dot and `*.k8s.io` are Kubernetes' own: a kind it does not serve there
+    // is a mistake, not another API.
+    let kubernetes = !group.contains('.') || group.ends_with(".k8s.io");
+    if group == expected_group || (kubernetes && !SAME_NAME_ELSEWHERE.contains(&(group, kind))) {
+        Reading::Unsupported(unsupported(kind, api_version, expected))
+    } else {
+        Reading::Skip(format!("{kind}.{group}"))
+    }
 }
 
 impl Object {
-    /// Types an object of the given kind/apiVersion from any serde deserializer; `Ok(None)` for a
-    /// kind the tool does not read.
-    pub fn deserialize<'de, D>(
+    /// Types an object of a kind `reading` says is read, from any serde deserializer; `Ok(None)`
+    /// for any other kind.
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
         kind: &str,
-        api_version: &str,
         d: D,
-        fields: Fields,
-    ) -> Result<Option<Object>, TypeError>
-    where
-        D: serde::Deserializer<'de>,
-        D::Error: std::fmt::Display,
-    {
+    ) -> Result<Option<Object>, D::Error> {
         Ok(Some(match kind {
-            "Node" => Object::Node(typed(d, fields)?),
-            "Pod" => Object::Pod(typed(d, fields)?),
-            "Namespace" => Object::Namespace(typed(d, fields)?),
-            "PriorityClass" => Object::PriorityClass(typed(d, fields)?),
-            "PodDisruptionBudget" => Object::Pdb(typed(d, fields)?),
-            "PersistentVolumeClaim" => Object::Pvc(typed(d, fields)?),
-            "PersistentVolume" => Object::Pv(typed(d, fields)?),
-            "StorageClass" => Object::StorageClass(typed(d, fields)?),
-            "CSINode" => Object::CsiNode(typed(d, fields)?),
-            "CSIDriver" => Object::CsiDriver(typed(d, fields)?),
-            "CSIStorageCapacity" => Object::CsiStorageCapacity(typed(d, fields)?),
-            "VolumeAttachment" => Object::VolumeAttachment(typed(d, fields)?),
-            "Service" => Object::Service(typed(d, fields)?),
-            "ReplicationController" => Object::ReplicationController(typed(d, fields)?),
-            "ReplicaSet" => Object::ReplicaSet(typed(d, fields)?),
-            "StatefulSet" => Object::StatefulSet(typed(d, fields)?),
-            "Lease" => Object::Lease(typed(d, fields)?),
-            "LeaseCandidate" => Object::LeaseCandidate(typed(d, fields)?),
-            "Event" => Object::Event(typed(d, fields)?),
-            SNAPSHOT_INFO_KIND if api_version == SNAPSHOT_INFO_API_VERSION => {
+            "Node" => Object::Node(typed(d)?),
+            "Pod" => Object::Pod(typed(d)?),
+            "Namespace" => Object::Namespace(typed(d)?),
+            "PriorityClass" => Object::PriorityClass(typed(d)?),
+            "PodDisruptionBudget" => Object::Pdb(typed(d)?),
+            "PersistentVolumeClaim" => Object::Pvc(typed(d)?),
+            "PersistentVolume" => Object::Pv(typed(d)?),
+            "StorageClass" => Object::StorageClass(typed(d)?),
+            "CSINode" => Object::CsiNode(typed(d)?),
+            "CSIDriver" => Object::CsiDriver(typed(d)?),
+            "CSIStorageCapacity" => Object::CsiStorageCapacity(typed(d)?),
+            "VolumeAttachment" => Object::VolumeAttachment(typed(d)?),
+            "Service" => Object::Service(typed(d)?),
+            "ReplicationController" => Object::ReplicationController(typed(d)?),
+            "ReplicaSet" => Object::ReplicaSet(typed(d)?),
+            "StatefulSet" => Object::StatefulSet(typed(d)?),
+            "RuntimeClass" => Object::RuntimeClass(typed(d)?),
+            "Lease" => Object::Lease(typed(d)?),
+            "LeaseCandidate" => Object::LeaseCandidate(typed(d)?),
+            "Event" => Object::Event(typed(d)?),
+            SNAPSHOT_INFO_KIND => {
                 #[derive(serde::Deserialize)]
                 struct Info {
                     #[serde(default)]
                     spec: SnapshotMeta,
+                    // Named so that they are known fields, not reported as unknown ones.
+                    #[serde(default, rename = "apiVersion")]
+                    _api_version: Option<String>,
+                    #[serde(default, rename = "kind")]
+                    _kind: Option<String>,
+                    #[serde(default, rename = "metadata")]
+                    _metadata: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
                 }
-                let info: Box<Info> = typed(d, fields)?;
+                let info: Box<Info> = typed(d)?;
                 Object::SnapshotInfo(Box::new(info.spec))
             }
             _ => {
-                // Read through all the same: a deserializer that parses as it goes would otherwise
-                // let a malformed object of a skipped kind pass.
-                typed::<serde::de::IgnoredAny, _>(d, fields)?;
+                // Read through all the same: a deserializer that parses as it goes would
+                // otherwise let a malformed object of a skipped kind pass.
+                typed::<serde::de::IgnoredAny, _>(d)?;
                 return Ok(None);
             }
         }))
@@ -175,6 +236,7 @@ impl Dump {
             Object::ReplicationController(x) => self.replication_controllers.push(*x),
             Object::ReplicaSet(x) => self.replica_sets.push(*x),
             Object::StatefulSet(x) => self.stateful_sets.push(*x),
+            Object::RuntimeClass(x) => self.runtime_classes.push(*x),
             Object::Lease(x) => self.leases.push(*x),
             Object::LeaseCandidate(x) => self.lease_candidates.push(*x),
             Object::Event(x) => self.events.push(*x),
@@ -245,6 +307,11 @@ impl Dump {
                     .into_iter()
                     .map(|x| Object::StatefulSet(Box::new(x))),
             )
+            .chain(
+                self.runtime_classes
+                    .into_iter()
+                    .map(|x| Object::RuntimeClass(Box::new(x))),
+            )
             .chain(self.leases.into_iter().map(|x| Object::Lease(Box::new(x))))
             .chain(
                 self.lease_candidates
@@ -274,10 +341,55 @@ pub struct Dump {
     pub replication_controllers: Vec<ReplicationController>,
     pub replica_sets: Vec<ReplicaSet>,
     pub stateful_sets: Vec<StatefulSet>,
+    pub runtime_classes: Vec<RuntimeClass>,
     pub leases: Vec<Lease>,
     pub lease_candidates: Vec<serde_json::Value>,
     pub events: Vec<Event>,
     pub meta: SnapshotMeta,
     /// One line per kind the tool does not read, with how many objects were skipped.
     pub warnings: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_read_by_api_group() {
+        assert_eq!(reading("Node", "v1"), Reading::Read);
+        assert_eq!(reading("Node", ""), Reading::Read);
+        assert_eq!(
+            reading("LeaseCandidate", "coordination.k8s.io/v1beta1"),
+            Reading::Read
+        );
+        assert_eq!(
+            reading("Deployment", "apps/v1"),
+            Reading::Skip("Deployment".into())
+        );
+        assert_eq!(
+            reading("Service", "serving.knative.dev/v1"),
+            Reading::Skip("Service.serving.knative.dev".into())
+        );
+        assert_eq!(
+            reading("Event", "events.k8s.io/v1"),
+            Reading::Skip("Event.events.k8s.io".into())
+        );
+        assert_eq!(
+            reading("Node", "apps/v1"),
+            Reading::Unsupported(
+                "unsupported value \"apps/v1\" for kind Node (expected v1)".into()
+            )
+        );
+        assert_eq!(
+            reading("PodDisruptionBudget", "policy/v1beta1"),
+            Reading::Unsupported(
+                "unsupported value \"policy/v1beta1\" for kind PodDisruptionBudget (expected policy/v1)"
+                    .into()
+            )
+        );
+        assert!(matches!(
+            reading("LeaseCandidate", "v1"),
+            Reading::Unsupported(m) if m.ends_with("(expected coordination.k8s.io/<version>)")
+        ));
+    }
 }

@@ -110,6 +110,7 @@ pub fn redact(dump: &mut Dump) {
         replication_controllers,
         replica_sets,
         stateful_sets,
+        runtime_classes,
         leases,
         events
     );
@@ -149,6 +150,7 @@ pub fn counts(dump: &Dump) -> Vec<(&'static str, usize)> {
         ("replicationcontrollers", dump.replication_controllers.len()),
         ("replicasets", dump.replica_sets.len()),
         ("statefulsets", dump.stateful_sets.len()),
+        ("runtimeclasses", dump.runtime_classes.len()),
         ("leases", dump.leases.len()),
         ("leasecandidates", dump.lease_candidates.len()),
         ("events", dump.events.len()),
@@ -221,6 +223,7 @@ pub fn write<W: Write>(dump: &Dump, format: Format, out: &mut W) -> std::io::Res
     w.all(&dump.replication_controllers)?;
     w.all(&dump.replica_sets)?;
     w.all(&dump.stateful_sets)?;
+    w.all(&dump.runtime_classes)?;
     w.all(&dump.leases)?;
     w.all(&dump.lease_candidates)?;
     w.all(&dump.events)?;
@@ -230,54 +233,76 @@ pub fn write<W: Write>(dump: &Dump, format: Format, out: &mut W) -> std::io::Res
     Ok(())
 }
 
+/// Writes the dump in the format and compression asked for.
+fn encode<W: Write>(dump: &Dump, format: Format, gz: bool, out: W) -> std::io::Result<W> {
+    let mut buf = std::io::BufWriter::new(out);
+    if gz {
+        let mut enc = flate2::write::GzEncoder::new(&mut buf, flate2::Compression::default());
+        write(dump, format, &mut enc)?;
+        enc.finish()?;
+    } else {
+        write(dump, format, &mut buf)?;
+    }
+    buf.into_inner().map_err(|e| e.into_error())
+}
+
 /// Writes the dump to `path` (`-` for stdout), in the format and compression its name asks for.
-/// A file is written beside its destination and renamed, so a failed write leaves no half file.
+/// A file is written beside its destination under a random name, created exclusively (never
+/// through a link someone planted), and renamed over it, so a failed write leaves no half file.
+/// A destination that is a link is written through (the link stays a link); one that is not a
+/// regular file (a device, a pipe) is written to directly.
 pub fn write_path(dump: &Dump, path: &str) -> Result<(), String> {
     let (format, gz) = format_of(path);
     if path == "-" {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        return write(dump, format, &mut out)
-            .and_then(|_| out.flush())
+        return encode(dump, format, gz, std::io::stdout().lock())
+            .and_then(|mut out| out.flush())
             .map_err(|e| format!("cannot write the snapshot to stdout: {e}"));
     }
-    let target = std::path::Path::new(path);
+    let fail = |e: std::io::Error| format!("cannot write the snapshot to {path}: {e}");
+    let mut target = std::path::PathBuf::from(path);
+    // Through links (`latest.json -> 2026-11-23.json`), as far as the kernel would follow them.
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&target) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&target).map_err(fail)?;
+                target = match target.parent() {
+                    Some(dir) => dir.join(link),
+                    None => link,
+                };
+            }
+            _ => break,
+        }
+    }
+    if let Ok(m) = std::fs::metadata(&target)
+        && !m.is_file()
+    {
+        if m.is_dir() {
+            return Err(fail(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "a directory",
+            )));
+        }
+        let out = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .map_err(fail)?;
+        return encode(dump, format, gz, out)
+            .and_then(|mut f| f.flush())
+            .map_err(fail);
+    }
     let dir = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let fail = |e: std::io::Error| format!("cannot write the snapshot to {path}: {e}");
-    let tmp = tempfile_in(dir).map_err(fail)?;
-    let result = (|| {
-        let file = std::fs::File::create(&tmp)?;
-        let mut buf = std::io::BufWriter::new(file);
-        if gz {
-            let mut enc = flate2::write::GzEncoder::new(&mut buf, flate2::Compression::default());
-            write(dump, format, &mut enc)?;
-            enc.finish()?;
-        } else {
-            write(dump, format, &mut buf)?;
-        }
-        buf.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, target)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(fail)
-}
-
-fn tempfile_in(dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
-    if !dir.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("{} is not a directory", dir.display()),
-        ));
-    }
-    Ok(dir.join(format!(
-        ".kubectl-sched-snapshot.{}.tmp",
-        std::process::id()
-    )))
+    let tmp = tempfile::Builder::new()
+        .prefix(".kubectl-sched-snapshot.")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    let file = encode(dump, format, gz, tmp).map_err(fail)?;
+    file.as_file().sync_all().map_err(fail)?;
+    file.persist(&target).map_err(|e| fail(e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -344,6 +369,37 @@ mod tests {
                 .is_none()
         );
         assert!(dump.meta.redacted);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_and_devices_are_written_through_never_replaced() {
+        let dump = sample();
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("2026-11-23.json");
+        let latest = dir.path().join("latest.json");
+        std::os::unix::fs::symlink("2026-11-23.json", &latest).unwrap();
+        for _ in 0..2 {
+            write_path(&dump, latest.to_str().unwrap()).unwrap();
+            let link = std::fs::symlink_metadata(&latest).unwrap();
+            assert!(link.file_type().is_symlink());
+            assert_eq!(file::load(real.to_str().unwrap()).unwrap().pods.len(), 1);
+        }
+        // No temporary file is left, and none has a name anyone could guess and plant.
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        use std::os::unix::fs::FileTypeExt;
+        write_path(&dump, "/dev/null").unwrap();
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        assert!(write_path(&dump, dir.path().to_str().unwrap()).is_err());
     }
 
     #[test]

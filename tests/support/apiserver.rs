@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
@@ -121,6 +122,7 @@ pub const RESOURCES: &[Resource] = &[
         "volumeattachments",
         false,
     ),
+    r("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", false),
     r("coordination.k8s.io", "v1", "Lease", "leases", true),
     r(
         "coordination.k8s.io",
@@ -243,6 +245,18 @@ struct State {
     config: Mutex<Config>,
     requests: Mutex<Vec<Recorded>>,
     changed: Notify,
+    /// Connections still being served: a client that exits early (on a 401, say) may leave
+    /// requests that are read and recorded after it has gone.
+    open_connections: AtomicUsize,
+}
+
+/// Counts a connection as served when its task ends, however it ends.
+struct ConnectionClosed(Arc<State>);
+
+impl Drop for ConnectionClosed {
+    fn drop(&mut self) {
+        self.0.open_connections.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Keys and certificates of the server's CA.
@@ -353,6 +367,7 @@ impl ApiServer {
             }),
             requests: Mutex::new(Vec::new()),
             changed: Notify::new(),
+            open_connections: Default::default(),
         });
         let accept_state = state.clone();
         runtime.spawn(async move {
@@ -362,7 +377,9 @@ impl ApiServer {
                 };
                 let acceptor = acceptor.clone();
                 let state = accept_state.clone();
+                state.open_connections.fetch_add(1, Ordering::SeqCst);
                 tokio::spawn(async move {
+                    let _closed = ConnectionClosed(state.clone());
                     // Handshakes a client refuses (an untrusted CA) just end the connection.
                     let Ok(tls) = acceptor.accept(tcp).await else {
                         return;
@@ -590,7 +607,14 @@ impl ApiServer {
             .collect()
     }
 
+    /// Forgets what was asked, once every connection of the runs before has been served.
     pub fn clear_requests(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self.state.open_connections.load(Ordering::SeqCst) > 0
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         self.state.requests.lock().unwrap().clear();
     }
 

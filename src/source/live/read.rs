@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{
     Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController,
     Service,
 };
+use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{
@@ -68,6 +69,7 @@ fn consequence(plural: &str) -> &'static str {
         "services" | "replicationcontrollers" | "replicasets" | "statefulsets" => {
             "default topology spreading does not see the pods' owners and services"
         }
+        "runtimeclasses" => "a whatif pod naming a runtimeClassName cannot be admitted",
         "events" => "the real scheduler's FailedScheduling messages are not shown",
         "leases" => "the lease command has no leases to show",
         "pods" => "lease holders are not matched to their pods",
@@ -459,6 +461,7 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         "replicationcontrollers",
         "replicasets",
         "statefulsets",
+        "runtimeclasses",
     ];
     if plan.snapshot || plan.pending_events || plan.pod.is_some() {
         kinds.push("events");
@@ -524,6 +527,9 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     let stateful_sets = spawn(&reader, |r| async move {
         r.optional_kind::<StatefulSet>().await
     });
+    let runtime_classes = spawn(&reader, |r| async move {
+        r.optional_kind::<RuntimeClass>().await
+    });
     let the_pod = plan
         .pod
         .clone()
@@ -559,6 +565,7 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         replication_controllers: join(rcs).await?,
         replica_sets: join(replica_sets).await?,
         stateful_sets: join(stateful_sets).await?,
+        runtime_classes: join(runtime_classes).await?,
         ..Default::default()
     };
     if let Some(task) = the_pod
