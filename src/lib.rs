@@ -7,6 +7,7 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod dra;
 pub mod explain;
 pub mod framework;
 pub mod lease;
