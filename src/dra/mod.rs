@@ -2,4 +2,6 @@
 //! (`objects`), the CEL environment of device selectors (`cel`) and the structured allocator
 //! (`allocator`) that the DynamicResources plugin runs per node.
 
+pub mod allocator;
 pub mod cel;
+pub mod objects;

@@ -98,6 +98,19 @@ pub struct PreemptionExplanation {
     pub sampled_candidates: usize,
 }
 
+/// One device the DynamicResources Reserve would allocate.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocatedDeviceExplanation {
+    /// `<request>` or `<request>/<subrequest>`.
+    pub request: String,
+    pub driver: Str,
+    pub pool: Str,
+    pub device: Str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub admin_access: bool,
+}
+
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Explanation {
@@ -124,6 +137,10 @@ pub struct Explanation {
     pub preemption: Option<PreemptionExplanation>,
     /// What VolumeBinding's Reserve/PreBind would do on the selected node.
     pub binding: Vec<String>,
+    /// Per selected node, the devices DynamicResources would allocate to each claim not
+    /// allocated yet, in allocation order; absent when nothing is allocated.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub dra_allocation: BTreeMap<Str, BTreeMap<Str, Vec<AllocatedDeviceExplanation>>>,
     /// Where the real scheduler's view differs from this exhaustive one.
     pub notes: Vec<String>,
     /// A plugin failed with an error (the real scheduler would retry the pod).
@@ -155,7 +172,9 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
     // Feasible nodes best first, then the others, by name: ordered as indices, since moving
     // thousands of explanations around costs more than building them.
     let feasible_at = |i: usize| {
-        r.gated.is_none() && matches!(&r.nodes[i], NodeOutcome::Filtered(f) if f.first.is_none())
+        r.gated.is_none()
+            && r.error.is_none()
+            && matches!(&r.nodes[i], NodeOutcome::Filtered(f) if f.first.is_none())
     };
     let mut keyed: Vec<(bool, Option<i64>, &str, usize)> = (0..snapshot.num_nodes())
         .map(|i| {
@@ -209,6 +228,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.all_reasons =
                             f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
                     }
+                    None if r.error.is_some() => {}
                     None => {
                         e.feasible = true;
                         if let Some(scores) = score_of[i] {
@@ -348,6 +368,30 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
         message_before_post_filter: r.message_before_post_filter.clone(),
         preemption,
         binding: r.binding.clone(),
+        dra_allocation: r
+            .device_allocations
+            .iter()
+            .map(|(node, claims)| {
+                let claims = claims
+                    .iter()
+                    .map(|c| {
+                        let devices = c
+                            .devices
+                            .iter()
+                            .map(|d| AllocatedDeviceExplanation {
+                                request: d.request.clone(),
+                                driver: d.id.driver,
+                                pool: d.id.pool,
+                                device: d.id.device,
+                                admin_access: d.admin_access,
+                            })
+                            .collect();
+                        (c.claim, devices)
+                    })
+                    .collect();
+                (name_of(*node), claims)
+            })
+            .collect(),
         notes,
         error: r.error.as_ref().map(Status::message),
     }

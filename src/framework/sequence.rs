@@ -52,12 +52,13 @@ fn replica(template: &Pod, i: usize) -> Pod {
 /// placement is added to `snapshot`, so later replicas see the earlier ones.
 pub fn place(fw: &Framework, snapshot: &mut Snapshot, template: &Pod, limit: usize) -> Sequence {
     // Nominated pods make filtering two-pass per node, and replicas sharing a claim can change
-    // what PreFilter decides (a ReadWriteOncePod claim becomes "in use"): keep those paths simple
-    // and exact by scheduling each replica from scratch.
+    // what PreFilter decides (a ReadWriteOncePod claim becomes "in use", a ResourceClaim gets
+    // allocated): keep those paths simple and exact by scheduling each replica from scratch.
     let shares_claims = template
         .volumes
         .iter()
-        .any(|v| v.persistent_volume_claim.is_some());
+        .any(|v| v.persistent_volume_claim.is_some())
+        || !template.resource_claims.is_empty();
     if snapshot.nominated.is_empty() && !shares_claims {
         Incremental::new(fw).place(snapshot, template, limit)
     } else {
@@ -100,6 +101,13 @@ pub fn place_one_by_one(
                 .map(|&s| snapshot.nodes[s].name())
                 .collect(),
         });
+        let allocations = result
+            .device_allocations
+            .iter()
+            .find(|(n, _)| *n == chosen)
+            .map(|(_, a)| a.clone())
+            .unwrap_or_default();
+        snapshot.allocate_claims(&pod, node, &allocations);
         pod.node_name = Some(node);
         snapshot.assume(Arc::new(pod), node);
     }
@@ -164,6 +172,7 @@ impl<'a> Incremental<'a> {
     }
 
     /// Whether a node fails some filter: its cached node-local verdicts, then the other filters.
+    /// `Err` when a filter fails with an error, which ends the cycle.
     fn fails(
         &self,
         cx: &Cx,
@@ -171,11 +180,20 @@ impl<'a> Incremental<'a> {
         node: &NodeInfo,
         cache: &NodeCache,
         global: &[usize],
-    ) -> bool {
-        cache.local_fail
-            || global
-                .iter()
-                .any(|&k| !self.filter_plugin(k).filter(cx, state, node).is_success())
+    ) -> Result<bool, ()> {
+        if cache.local_fail {
+            return Ok(true);
+        }
+        for &k in global {
+            let s = self.filter_plugin(k).filter(cx, state, node);
+            if s.code == crate::framework::status::Code::Error {
+                return Err(());
+            }
+            if !s.is_success() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn place(&self, snapshot: &mut Snapshot, template: &Pod, limit: usize) -> Sequence {
@@ -185,11 +203,14 @@ impl<'a> Incremental<'a> {
             return out;
         }
         let mut pod = replica(template, 1);
-        if fw
-            .pre_enqueue
-            .iter()
-            .any(|&i| !fw.plugin(i).pre_enqueue(&pod).is_success())
-        {
+        if fw.pre_enqueue.iter().any(|&i| {
+            !fw.plugin(i)
+                .pre_enqueue(&Cx {
+                    pod: &pod,
+                    snapshot,
+                })
+                .is_success()
+        }) {
             out.stopped = Some(stopped_message(fw, snapshot, &pod));
             return out;
         }
@@ -252,15 +273,26 @@ impl<'a> Incremental<'a> {
                 pod: &pod,
                 snapshot,
             };
-            let passes =
-                |&n: &usize| !self.fails(&cx, &state, &snapshot.nodes[n], &cache[n], &global);
+            let verdict = |&n: &usize| {
+                (
+                    n,
+                    self.fails(&cx, &state, &snapshot.nodes[n], &cache[n], &global),
+                )
+            };
+            let verdicts: Vec<(usize, Result<bool, ()>)> =
+                if fw.parallel && !global.is_empty() && candidates.len() > 64 {
+                    candidates.par_iter().map(verdict).collect()
+                } else {
+                    candidates.iter().map(verdict).collect()
+                };
             feasible.clear();
-            if fw.parallel && !global.is_empty() && candidates.len() > 64 {
-                feasible.par_extend(candidates.par_iter().copied().filter(passes));
-            } else {
-                feasible.extend(candidates.iter().copied().filter(passes));
-            }
-            if feasible.is_empty() {
+            feasible.extend(
+                verdicts
+                    .iter()
+                    .filter(|(_, v)| *v == Ok(false))
+                    .map(|&(n, _)| n),
+            );
+            if feasible.is_empty() || verdicts.iter().any(|(_, v)| v.is_err()) {
                 out.stopped = Some(stopped_message(fw, snapshot, &pod));
                 break;
             }

@@ -72,6 +72,8 @@ pub struct Cluster {
     pub leases: Vec<k8s_openapi::api::coordination::v1::Lease>,
     pub lease_candidates: Vec<serde_json::Value>,
     pub events: Vec<k8s::Event>,
+    /// DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates.
+    pub dra: Arc<crate::dra::objects::Dra>,
     pub meta: SnapshotMeta,
     pub warnings: Vec<String>,
 }
@@ -154,6 +156,7 @@ pub struct ClusterBuilder {
     pending: Vec<PendingAdmission>,
     errors: Vec<ObjectError>,
     seen_nodes: std::collections::HashSet<Str>,
+    dra: crate::dra::objects::DraBuilder,
 }
 
 impl ClusterBuilder {
@@ -321,6 +324,10 @@ impl ClusterBuilder {
             Object::Lease(l) => c.leases.push(*l),
             Object::LeaseCandidate(l) => c.lease_candidates.push(*l),
             Object::Event(e) => c.events.push(*e),
+            Object::DeviceClass(x) => self.dra.add_class(*x),
+            Object::ResourceSlice(x) => self.dra.add_slice(*x),
+            Object::ResourceClaim(x) => self.dra.add_claim(*x),
+            Object::ResourceClaimTemplate(x) => self.dra.add_template(*x),
             Object::SnapshotInfo(meta) => c.meta = *meta,
         }
     }
@@ -373,6 +380,7 @@ impl ClusterBuilder {
                 pod.preemption_never = never;
             }
         }
+        self.cluster.dra = Arc::new(self.dra.finish(&mut self.errors));
         if !self.errors.is_empty() {
             return Err(ObjectErrors(self.errors));
         }

@@ -89,7 +89,7 @@ pub fn new_plugin(name: &str, args: &PluginArgs, features: &Features) -> Option<
             args: args.node_resources_fit.clone(),
         }),
         dynamic_resources::NAME => Arc::new(dynamic_resources::DynamicResources {
-            scores: features.dynamic_resources_scores,
+            features: *features,
         }),
         default_preemption::NAME => Arc::new(default_preemption::DefaultPreemption {
             args: args.default_preemption.clone(),

@@ -13,6 +13,9 @@ use k8s_openapi::api::core::v1::{
     Service,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::resource::v1::{
+    DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
+};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{
     CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment,
@@ -63,8 +66,15 @@ pub enum Object {
     Lease(Box<Lease>),
     LeaseCandidate(Box<serde_json::Value>),
     Event(Box<Event>),
+    DeviceClass(Box<DeviceClass>),
+    ResourceSlice(Box<ResourceSlice>),
+    ResourceClaim(Box<ResourceClaim>),
+    ResourceClaimTemplate(Box<ResourceClaimTemplate>),
     SnapshotInfo(Box<SnapshotMeta>),
 }
+
+/// The API version of the DRA kinds the tool reads (GA since v1.34).
+pub const RESOURCE_API_VERSION: &str = "resource.k8s.io/v1";
 
 /// The apiVersion/kind of the record `snapshot` adds to the files it writes.
 pub const SNAPSHOT_INFO_API_VERSION: &str = "kubectl-sched.io/v1";
@@ -137,6 +147,18 @@ impl Object {
             "Lease" => Object::Lease(typed(d, fields)?),
             "LeaseCandidate" => Object::LeaseCandidate(typed(d, fields)?),
             "Event" => Object::Event(typed(d, fields)?),
+            "DeviceClass" if api_version == RESOURCE_API_VERSION => {
+                Object::DeviceClass(typed(d, fields)?)
+            }
+            "ResourceSlice" if api_version == RESOURCE_API_VERSION => {
+                Object::ResourceSlice(typed(d, fields)?)
+            }
+            "ResourceClaim" if api_version == RESOURCE_API_VERSION => {
+                Object::ResourceClaim(typed(d, fields)?)
+            }
+            "ResourceClaimTemplate" if api_version == RESOURCE_API_VERSION => {
+                Object::ResourceClaimTemplate(typed(d, fields)?)
+            }
             SNAPSHOT_INFO_KIND if api_version == SNAPSHOT_INFO_API_VERSION => {
                 #[derive(serde::Deserialize)]
                 struct Info {
@@ -178,6 +200,10 @@ impl Dump {
             Object::Lease(x) => self.leases.push(*x),
             Object::LeaseCandidate(x) => self.lease_candidates.push(*x),
             Object::Event(x) => self.events.push(*x),
+            Object::DeviceClass(x) => self.device_classes.push(*x),
+            Object::ResourceSlice(x) => self.resource_slices.push(*x),
+            Object::ResourceClaim(x) => self.resource_claims.push(*x),
+            Object::ResourceClaimTemplate(x) => self.resource_claim_templates.push(*x),
             Object::SnapshotInfo(x) => self.meta = *x,
         }
     }
@@ -252,6 +278,26 @@ impl Dump {
                     .map(|x| Object::LeaseCandidate(Box::new(x))),
             )
             .chain(self.events.into_iter().map(|x| Object::Event(Box::new(x))))
+            .chain(
+                self.device_classes
+                    .into_iter()
+                    .map(|x| Object::DeviceClass(Box::new(x))),
+            )
+            .chain(
+                self.resource_slices
+                    .into_iter()
+                    .map(|x| Object::ResourceSlice(Box::new(x))),
+            )
+            .chain(
+                self.resource_claims
+                    .into_iter()
+                    .map(|x| Object::ResourceClaim(Box::new(x))),
+            )
+            .chain(
+                self.resource_claim_templates
+                    .into_iter()
+                    .map(|x| Object::ResourceClaimTemplate(Box::new(x))),
+            )
     }
 }
 
@@ -277,6 +323,10 @@ pub struct Dump {
     pub leases: Vec<Lease>,
     pub lease_candidates: Vec<serde_json::Value>,
     pub events: Vec<Event>,
+    pub device_classes: Vec<DeviceClass>,
+    pub resource_slices: Vec<ResourceSlice>,
+    pub resource_claims: Vec<ResourceClaim>,
+    pub resource_claim_templates: Vec<ResourceClaimTemplate>,
     pub meta: SnapshotMeta,
     /// One line per kind the tool does not read, with how many objects were skipped.
     pub warnings: Vec<String>,
