@@ -11,6 +11,9 @@ use k8s_openapi::api::core::v1::{
     Service,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::resource::v1::{
+    DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
+};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{
     CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment,
@@ -65,6 +68,14 @@ fn consequence(plural: &str) -> &'static str {
             "storage capacity of drivers that track it is unknown to VolumeBinding"
         }
         "volumeattachments" => "volumes attached without a pod are unknown to NodeVolumeLimits",
+        "deviceclasses" => "pods with resource claims look as if their device classes were missing",
+        "resourceslices" => {
+            "no devices are known: pods with unallocated resource claims fit nowhere"
+        }
+        "resourceclaims" => {
+            "pods with resource claims look as if their claims were missing, and allocated devices look free"
+        }
+        "resourceclaimtemplates" => "workload replicas cannot get claims from their templates",
         "services" | "replicationcontrollers" | "replicasets" | "statefulsets" => {
             "default topology spreading does not see the pods' owners and services"
         }
@@ -459,6 +470,10 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         "replicationcontrollers",
         "replicasets",
         "statefulsets",
+        "deviceclasses",
+        "resourceslices",
+        "resourceclaims",
+        "resourceclaimtemplates",
     ];
     if plan.snapshot || plan.pending_events || plan.pod.is_some() {
         kinds.push("events");
@@ -524,6 +539,18 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     let stateful_sets = spawn(&reader, |r| async move {
         r.optional_kind::<StatefulSet>().await
     });
+    let device_classes = spawn(&reader, |r| async move {
+        r.optional_kind::<DeviceClass>().await
+    });
+    let resource_slices = spawn(&reader, |r| async move {
+        r.optional_kind::<ResourceSlice>().await
+    });
+    let resource_claims = spawn(&reader, |r| async move {
+        r.optional_kind::<ResourceClaim>().await
+    });
+    let resource_claim_templates = spawn(&reader, |r| async move {
+        r.optional_kind::<ResourceClaimTemplate>().await
+    });
     let the_pod = plan
         .pod
         .clone()
@@ -559,6 +586,10 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         replication_controllers: join(rcs).await?,
         replica_sets: join(replica_sets).await?,
         stateful_sets: join(stateful_sets).await?,
+        device_classes: join(device_classes).await?,
+        resource_slices: join(resource_slices).await?,
+        resource_claims: join(resource_claims).await?,
+        resource_claim_templates: join(resource_claim_templates).await?,
         ..Default::default()
     };
     if let Some(task) = the_pod
