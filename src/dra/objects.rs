@@ -312,6 +312,9 @@ pub struct Dra {
     pub slices: Vec<Slice>,
     pub claims: HashMap<(Str, Str), Arc<Claim>>,
     pub templates: HashMap<(Str, Str), Arc<ClaimTemplate>>,
+    /// Extended resource names DeviceClasses back (the implicit
+    /// `deviceclass.resource.kubernetes.io/<class>` and `spec.extendedResourceName`), to the class.
+    pub extended_resources: HashMap<Str, Str>,
     /// Slices with a `nodeName`, by node.
     pub node_slices: HashMap<Str, Vec<u32>>,
     /// Slices any node might see (`allNodes`, `nodeSelector`, per-device selection).
@@ -1011,6 +1014,7 @@ impl DraBuilder {
                 Err(e) => errors.push(e),
             }
         }
+        dra.extended_resources = extended_resources(&dra.classes);
         for (i, s) in dra.slices.iter().enumerate() {
             match s.node_name {
                 Some(n) if s.shared_counters.is_empty() => {
@@ -1044,6 +1048,36 @@ impl DraBuilder {
         });
         dra
     }
+}
+
+/// `resourceapi.ResourceDeviceClassPrefix`.
+pub const DEVICE_CLASS_RESOURCE_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
+
+/// The extended resource cache: every class backs its implicit name; when several classes name
+/// the same `extendedResourceName`, the newest wins, the lower name on a tie.
+fn extended_resources(classes: &HashMap<Str, Arc<DeviceClass>>) -> HashMap<Str, Str> {
+    let mut out = HashMap::new();
+    let mut explicit: HashMap<Str, &DeviceClass> = HashMap::new();
+    for c in classes.values() {
+        out.insert(
+            Str::new(format!("{DEVICE_CLASS_RESOURCE_PREFIX}{}", c.name)),
+            c.name,
+        );
+        if let Some(name) = c.extended_resource_name {
+            let better = match explicit.get(&name) {
+                None => true,
+                Some(other) => {
+                    (c.created, std::cmp::Reverse(c.name))
+                        > (other.created, std::cmp::Reverse(other.name))
+                }
+            };
+            if better {
+                explicit.insert(name, c);
+            }
+        }
+    }
+    out.extend(explicit.into_iter().map(|(n, c)| (n, c.name)));
+    out
 }
 
 impl Dra {

@@ -9,7 +9,10 @@ use super::helper::default_normalize_score;
 use crate::dra::allocator::{
     self, AllocError, AllocatorFeatures, ClaimInput, DeviceResult, NodeRef,
 };
-use crate::dra::objects::{Claim, FIRST_AVAILABLE_MAX_SIZE, RequestKind};
+use crate::dra::objects::{
+    AllocationMode, Claim, ClaimSpec, DEVICE_CLASS_RESOURCE_PREFIX, Dra, ExactRequest,
+    FIRST_AVAILABLE_MAX_SIZE, Request, RequestKind,
+};
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, PostFilterOutcome, PreFilterNodes, Reuse};
 use crate::framework::runner::{Framework, NodeToStatus};
@@ -17,6 +20,7 @@ use crate::framework::status::Status;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::{ClaimSource, Pod};
+use crate::model::resource::ContainerResources;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -38,15 +42,134 @@ pub struct DynamicResources {
 }
 
 /// What PreFilter found: the pod's claims in `spec.resourceClaims` order (a template claim the
-/// controller deliberately did not create has none).
+/// controller deliberately did not create has none), then the claim for its extended resources
+/// backed by DRA, if it has some.
 #[derive(Clone, Debug, Default)]
 pub struct PreFilterState {
     claims: Vec<Arc<Claim>>,
+    /// The extended resources the pod requests that could be backed by DRA (DRAExtendedResource).
+    extended: Option<Vec<Str>>,
 }
 
 impl PreFilterState {
     fn to_allocate(&self) -> impl Iterator<Item = &Arc<Claim>> {
         self.claims.iter().filter(|c| c.allocation.is_none())
+    }
+
+    fn user_claims(&self) -> &[Arc<Claim>] {
+        let n = self.claims.len() - usize::from(self.extended.is_some());
+        &self.claims[..n]
+    }
+
+    /// The claim for extended resources: one an earlier cycle created, or the in-memory one.
+    fn extended_claim(&self) -> Option<&Arc<Claim>> {
+        self.extended.as_ref().and(self.claims.last())
+    }
+}
+
+/// The name of the in-memory claim for extended resources (`specialClaimInMemName`).
+pub const EXTENDED_CLAIM_IN_MEMORY: &str = "<extended-resources>";
+pub const CANNOT_FIT_RESOURCE: &str = "cannot fit resource";
+pub const CANNOT_SCHEDULE_EXTENDED_CLAIM: &str = "cannot schedule extended resource claim";
+pub const EXTENDED_CLAIM_DELETED: &str = "deletion of ResourceClaim completed";
+
+/// `IsDRAExtendedResourceName`.
+fn is_dra_extended_resource(name: Str) -> bool {
+    crate::model::resource::is_extended(&name) || name.starts_with(DEVICE_CLASS_RESOURCE_PREFIX)
+}
+
+/// `createRequestsAndMappings`: one request per container and extended resource the node must
+/// serve through DRA, named `container-<i>-request-<j>` (`i` counts init containers first, `j`
+/// is the resource's place among the container's sorted requests). Init containers that run
+/// before the others reuse what long-lived containers get, and only the largest of their
+/// remaining requests is kept.
+fn extended_claim_spec(pod: &Pod, wanted: &[Str], dra: &Dra) -> ClaimSpec {
+    let res = &pod.resources;
+    let containers: Vec<&ContainerResources> =
+        res.init_containers.iter().chain(&res.containers).collect();
+    let n_init = res.init_containers.len();
+    let request = |i: usize, c: &ContainerResources, name: Str, class: Str, count: i64| {
+        let mut keys: Vec<&str> = c.requests.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        let j = keys.iter().position(|k| *k == name.as_str()).unwrap_or(0);
+        let name = Str::new(format!("container-{i}-request-{j}"));
+        (
+            name,
+            ExactRequest {
+                name,
+                class,
+                selectors: Vec::new(),
+                mode: AllocationMode::ExactCount(count),
+                mode_name: "ExactCount".into(),
+                admin_access: None,
+                tolerations: Vec::new(),
+                capacity: None,
+            },
+        )
+    };
+    let mut wanted = wanted.to_vec();
+    wanted.sort();
+    let mut out: Vec<(Str, ExactRequest)> = Vec::new();
+    for name in wanted {
+        let Some(&class) = dra.extended_resources.get(&name) else {
+            continue;
+        };
+        let count_of = |c: &ContainerResources| {
+            c.requests
+                .get(&name)
+                .and_then(|q| q.as_int64())
+                .filter(|&n| n != 0)
+        };
+        let long_lived: Vec<Option<(Str, ExactRequest)>> = containers
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let short = i < n_init && !c.sidecar;
+                if short {
+                    return None;
+                }
+                count_of(c).map(|n| request(i, c, name, class, n))
+            })
+            .collect();
+        let mut largest_short: Option<(Str, ExactRequest)> = None;
+        for (i, c) in containers.iter().enumerate() {
+            if i >= n_init || c.sidecar {
+                continue;
+            }
+            let Some(want) = count_of(c) else { continue };
+            let reused: i64 = long_lived[i..]
+                .iter()
+                .flatten()
+                .map(|(_, r)| match r.mode {
+                    AllocationMode::ExactCount(n) => n,
+                    _ => 0,
+                })
+                .sum();
+            if reused >= want {
+                continue;
+            }
+            let r = request(i, c, name, class, want - reused);
+            let count = |r: &(Str, ExactRequest)| match r.1.mode {
+                AllocationMode::ExactCount(n) => n,
+                _ => 0,
+            };
+            if largest_short.as_ref().is_none_or(|l| count(l) < count(&r)) {
+                largest_short = Some(r);
+            }
+        }
+        out.extend(largest_short);
+        out.extend(long_lived.into_iter().flatten());
+    }
+    out.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+    ClaimSpec {
+        requests: out
+            .into_iter()
+            .map(|(name, r)| Request {
+                name,
+                kind: RequestKind::Exactly(r),
+            })
+            .collect(),
+        constraints: Vec::new(),
     }
 }
 
@@ -153,12 +276,20 @@ impl DynamicResources {
         node: &NodeInfo,
     ) -> Result<Option<Vec<Vec<DeviceResult>>>, AllocError> {
         let dra = &cx.snapshot.cluster.dra;
+        let extended = match self.extended_requests(cx, state, node) {
+            Ok(Some(spec)) => Some(spec),
+            _ => None,
+        };
+        let special = state.extended_claim();
         let claims: Vec<ClaimInput> = state
             .to_allocate()
             .map(|c| ClaimInput {
                 namespace: c.namespace,
                 name: c.name,
-                spec: &c.spec,
+                spec: match (&extended, special) {
+                    (Some(spec), Some(s)) if Arc::ptr_eq(s, c) => spec,
+                    _ => &c.spec,
+                },
             })
             .collect();
         allocator::allocate(
@@ -172,6 +303,91 @@ impl DynamicResources {
             },
             &claims,
         )
+    }
+
+    /// `preFilterExtendedResources`: the pod's requests of extended resources some DeviceClass
+    /// backs, and the claim for them (an earlier cycle's, or a new in-memory one).
+    fn extended_resources(&self, cx: &Cx) -> Option<(Vec<Str>, Arc<Claim>)> {
+        if !self.features.enable_dra_extended_resource {
+            return None;
+        }
+        let dra = &cx.snapshot.cluster.dra;
+        let pod = cx.pod;
+        let requests: Vec<Str> = pod
+            .requests
+            .scalars
+            .iter()
+            .filter(|&&(n, q)| q != 0 && is_dra_extended_resource(n))
+            .map(|&(n, _)| n)
+            .collect();
+        if !requests
+            .iter()
+            .any(|n| dra.extended_resources.contains_key(n))
+        {
+            return None;
+        }
+        let mut existing: Vec<&Arc<Claim>> = dra
+            .claims
+            .values()
+            .filter(|c| {
+                c.extended_resource_claim
+                    && c.namespace == pod.namespace
+                    && c.owner_uids.iter().any(|&(uid, ctl)| ctl && uid == pod.uid)
+            })
+            .collect();
+        existing.sort_by_key(|c| c.name);
+        let claim = match existing.first() {
+            Some(c) => Arc::clone(c),
+            None => Arc::new(Claim {
+                namespace: pod.namespace,
+                name: Str::new(EXTENDED_CLAIM_IN_MEMORY),
+                uid: Str::empty(),
+                controller_uid: Some(pod.uid),
+                deleting: false,
+                extended_resource_claim: true,
+                owner_uids: vec![(pod.uid, true)],
+                spec: ClaimSpec {
+                    requests: Vec::new(),
+                    constraints: Vec::new(),
+                },
+                allocation: None,
+                reserved_for: Vec::new(),
+                device_conditions: Default::default(),
+            }),
+        };
+        Some((requests, claim))
+    }
+
+    /// `filterExtendedResources`: the requests the node must serve through DRA, or why it
+    /// cannot; `Ok(None)` when the extended resource claim needs nothing on this node.
+    fn extended_requests(
+        &self,
+        cx: &Cx,
+        state: &PreFilterState,
+        node: &NodeInfo,
+    ) -> Result<Option<ClaimSpec>, Status> {
+        let (Some(requests), Some(claim)) = (&state.extended, state.extended_claim()) else {
+            return Ok(None);
+        };
+        if !claim.spec.requests.is_empty() {
+            return Err(Status::unresolvable(CANNOT_SCHEDULE_EXTENDED_CLAIM));
+        }
+        let dra = &cx.snapshot.cluster.dra;
+        let allocatable = node.allocatable();
+        let mut wanted = Vec::new();
+        for &name in requests {
+            let offered = allocatable.scalars.iter().find(|(n, _)| *n == name);
+            let backed = dra.extended_resources.contains_key(&name);
+            if backed && offered.is_none_or(|&(_, q)| q == 0) {
+                wanted.push(name);
+            } else if offered.is_none() {
+                return Err(Status::unresolvable(CANNOT_FIT_RESOURCE));
+            }
+        }
+        if (state.user_claims().is_empty() && wanted.is_empty()) || claim.allocation.is_some() {
+            return Ok(None);
+        }
+        Ok(Some(extended_claim_spec(cx.pod, &wanted, dra)))
     }
 
     /// `validateDeviceClass`.
@@ -268,14 +484,22 @@ impl Plugin for DynamicResources {
 
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
         state.dynamic_resources = Some(PreFilterState::default());
-        let claims = match self.pod_claims(cx) {
+        let mut claims = match self.pod_claims(cx) {
             Ok(c) => c,
             Err(e) => return (Status::unresolvable(e), None),
         };
+        let extended = self.extended_resources(cx).map(|(requests, claim)| {
+            claims.push(claim);
+            requests
+        });
         if claims.is_empty() {
             return (Status::skip(), None);
         }
-        for claim in &claims {
+        for (i, claim) in claims.iter().enumerate() {
+            if extended.is_some() && i == claims.len() - 1 && claim.allocation.is_none() {
+                // Its requests depend on the node; Filter builds them.
+                continue;
+            }
             if let Some(a) = &claim.allocation {
                 if let Some(e) = a.node_selector_errors.first() {
                     return (Status::error(e.clone()), None);
@@ -299,7 +523,7 @@ impl Plugin for DynamicResources {
                 }
             }
         }
-        state.dynamic_resources = Some(PreFilterState { claims });
+        state.dynamic_resources = Some(PreFilterState { claims, extended });
         (Status::success(), None)
     }
 
@@ -308,6 +532,13 @@ impl Plugin for DynamicResources {
             return Status::error(ERR_NOT_FOUND);
         };
         if s.claims.is_empty() {
+            return Status::success();
+        }
+        let extended = match self.extended_requests(cx, s, node) {
+            Ok(e) => e,
+            Err(status) => return status,
+        };
+        if extended.is_none() && s.user_claims().is_empty() {
             return Status::success();
         }
         let labels = &node.node.labels;
@@ -355,7 +586,7 @@ impl Plugin for DynamicResources {
                     })
                     .filter_map(|(&n, _)| cx.snapshot.get(n))
                     .collect();
-                let deallocatable = s.claims.iter().any(|c| {
+                let deallocatable = s.user_claims().iter().any(|c| {
                     let Some(a) = &c.allocation else {
                         return false;
                     };
@@ -365,8 +596,13 @@ impl Plugin for DynamicResources {
                     unavailable
                         && (c.reserved_for.is_empty() || c.reserved_for.as_slice() == [cx.pod.uid])
                 });
+                let stale_extended_claim = s
+                    .extended_claim()
+                    .is_some_and(|c| c.name != EXTENDED_CLAIM_IN_MEMORY);
                 Status::unschedulable(if deallocatable {
                     DEALLOCATED
+                } else if stale_extended_claim {
+                    EXTENDED_CLAIM_DELETED
                 } else {
                     STILL_NOT_SCHEDULABLE
                 })

@@ -87,6 +87,7 @@ pub fn new_plugin(name: &str, args: &PluginArgs, features: &Features) -> Option<
         node_ports::NAME => Arc::new(node_ports::NodePorts),
         node_resources_fit::NAME => Arc::new(node_resources_fit::NodeResourcesFit {
             args: args.node_resources_fit.clone(),
+            dra_extended_resource: features.enable_dra_extended_resource,
         }),
         dynamic_resources::NAME => Arc::new(dynamic_resources::DynamicResources {
             features: *features,
