@@ -462,3 +462,33 @@ fn help_documents_exit_codes() {
     assert_eq!(code, 0);
     assert!(out.contains("Exit codes: 0 the pod fits"), "{out}");
 }
+
+/// A device selector that would not compile is bad input naming the file, the object, the field
+/// and the expression.
+#[test]
+fn a_selector_that_does_not_compile_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = dir.path().join("cluster.yaml");
+    std::fs::write(
+        &cluster,
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\nspec:\n  selectors:\n  - cel: {expression: 'device.drivr == \"gpu.example.com\"'}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '1', pods: '10'}}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&[
+        "whatif",
+        "--snapshot",
+        cluster.to_str().unwrap(),
+        "-f",
+        &pod("web.yaml"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    for part in [
+        "cluster.yaml",
+        "DeviceClass gpu",
+        "spec.selectors[0].cel.expression",
+        "undefined field 'drivr'",
+        "device.drivr == \\\"gpu.example.com\\\"",
+    ] {
+        assert!(err.contains(part), "{part:?} missing from: {err}");
+    }
+}

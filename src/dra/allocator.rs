@@ -1270,3 +1270,350 @@ fn violates_policy(value: Quantity, cap: &CapacityEntry) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cluster::Cluster;
+    use crate::testing::{cluster, device_class, gpu_slice, node, resource_claim};
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+
+    /// The 1.35/1.36 allocator with v1.36's gates.
+    const INCUBATING: AllocatorFeatures = AllocatorFeatures {
+        admin_access: true,
+        prioritized_list: true,
+        partitionable_devices: true,
+        device_taints: true,
+        binding_and_status: true,
+        consumable_capacity: true,
+        skips_unusable_pools: true,
+        rolls_back_rejected_devices: true,
+        counters_by_pool_id: true,
+        counters_count_shared_devices: true,
+    };
+    /// The 1.34 allocator with v1.34's gates.
+    const EXPERIMENTAL: AllocatorFeatures = AllocatorFeatures {
+        partitionable_devices: false,
+        device_taints: false,
+        binding_and_status: false,
+        consumable_capacity: false,
+        skips_unusable_pools: false,
+        ..INCUBATING
+    };
+
+    fn gpu_cluster(mut items: Vec<Value>) -> Vec<Value> {
+        items.push(node("node-1", "4", json!({"zone": "a"})));
+        items.push(device_class(
+            "gpu",
+            &["device.driver == \"gpu.example.com\""],
+        ));
+        items
+    }
+
+    /// Allocates a claim `default/c` with `devices` on node-1 of a cluster of `items`: the
+    /// devices as `request=device`.
+    fn run(
+        items: &[Value],
+        f: AllocatorFeatures,
+        devices: Value,
+    ) -> Result<Option<Vec<String>>, AllocError> {
+        let mut items = items.to_vec();
+        items.push(resource_claim("default/c", devices));
+        let c: Arc<Cluster> = cluster(items);
+        let dra = &c.dra;
+        let claim = &dra.claims[&(Str::new("default"), Str::new("c"))];
+        let labels =
+            crate::model::labels::Labels::from_map(&[("zone".to_string(), "a".to_string())].into());
+        let node = NodeRef {
+            name: Str::new("node-1"),
+            labels: &labels,
+        };
+        let input = [ClaimInput {
+            namespace: claim.namespace,
+            name: claim.name,
+            spec: &claim.spec,
+        }];
+        allocate(dra, f, dra.allocated(f.consumable_capacity), node, &input).map(|r| {
+            r.map(|claims| {
+                claims[0]
+                    .iter()
+                    .map(|d| format!("{}={}", d.request, d.id.device))
+                    .collect()
+            })
+        })
+    }
+
+    fn exactly(name: &str, extra: Value) -> Value {
+        let mut e = json!({"deviceClassName": "gpu"});
+        if let Value::Object(m) = extra {
+            for (k, v) in m {
+                e[k] = v;
+            }
+        }
+        json!({"name": name, "exactly": e})
+    }
+
+    fn devices(names: &[&str]) -> Value {
+        names.iter().map(|n| json!({"name": n})).collect()
+    }
+
+    #[test]
+    fn devices_are_taken_in_order_skipping_allocated_ones() {
+        let mut taken = resource_claim(
+            "default/other",
+            json!({"requests": [exactly("r", json!({}))]}),
+        );
+        taken["status"] = json!({"allocation": {"devices": {"results": [
+            {"request": "r", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]}}});
+        let c = gpu_cluster(vec![
+            gpu_slice("node-1", devices(&["gpu-0", "gpu-1", "gpu-2"])),
+            taken,
+        ]);
+        let two = json!({"requests": [exactly("r", json!({"count": 2}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, two).unwrap(),
+            Some(vec!["r=gpu-1".into(), "r=gpu-2".into()])
+        );
+        let three = json!({"requests": [exactly("r", json!({"count": 3}))]});
+        assert_eq!(run(&c, EXPERIMENTAL, three).unwrap(), None);
+    }
+
+    #[test]
+    fn match_attribute_backtracks_to_a_device_with_the_same_value() {
+        let dev = |name: &str, root: &str| json!({"name": name, "attributes": {"resource.kubernetes.io/pcieRoot": {"string": root}}});
+        let c = gpu_cluster(vec![gpu_slice(
+            "node-1",
+            json!([dev("gpu-0", "a"), dev("gpu-1", "b"), dev("gpu-2", "b")]),
+        )]);
+        let claim = json!({
+            "requests": [exactly("first", json!({})), exactly("second", json!({"selectors": [
+                {"cel": {"expression": "device.attributes[\"resource.kubernetes.io\"].pcieRoot == \"b\""}}]}))],
+            "constraints": [{"matchAttribute": "resource.kubernetes.io/pcieRoot"}]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, claim).unwrap(),
+            Some(vec!["first=gpu-1".into(), "second=gpu-2".into()])
+        );
+    }
+
+    #[test]
+    fn a_match_attribute_of_the_driver_domain_finds_the_bare_attribute() {
+        let dev = |name: &str, model: &str| json!({"name": name, "attributes": {"model": {"string": model}}});
+        let c = gpu_cluster(vec![gpu_slice(
+            "node-1",
+            json!([
+                dev("gpu-0", "a100"),
+                dev("gpu-1", "h100"),
+                dev("gpu-2", "h100")
+            ]),
+        )]);
+        let claim = json!({"requests": [exactly("r", json!({"count": 2}))],
+            "constraints": [{"matchAttribute": "gpu.example.com/model"}]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, claim).unwrap(),
+            Some(vec!["r=gpu-1".into(), "r=gpu-2".into()])
+        );
+        let other_domain = json!({"requests": [exactly("r", json!({"count": 2}))],
+            "constraints": [{"matchAttribute": "other.example.com/model"}]});
+        assert_eq!(run(&c, EXPERIMENTAL, other_domain).unwrap(), None);
+    }
+
+    #[test]
+    fn only_the_newest_generation_of_a_pool_counts() {
+        let mut old = gpu_slice("node-1", devices(&["old-0", "old-1"]));
+        old["metadata"]["name"] = json!("old");
+        let mut new = gpu_slice("node-1", devices(&["new-0"]));
+        new["spec"]["pool"]["generation"] = json!(2);
+        let c = gpu_cluster(vec![old, new]);
+        let one = json!({"requests": [exactly("r", json!({}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, one).unwrap(),
+            Some(vec!["r=new-0".into()])
+        );
+        let two = json!({"requests": [exactly("r", json!({"count": 2}))]});
+        assert_eq!(run(&c, EXPERIMENTAL, two).unwrap(), None);
+    }
+
+    #[test]
+    fn all_mode_needs_every_matching_device_free_and_at_least_one() {
+        let c = gpu_cluster(vec![gpu_slice("node-1", devices(&["gpu-0", "gpu-1"]))]);
+        let all = json!({"requests": [exactly("r", json!({"allocationMode": "All"}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, all).unwrap(),
+            Some(vec!["r=gpu-0".into(), "r=gpu-1".into()])
+        );
+        let none = json!({"requests": [exactly("r", json!({"allocationMode": "All",
+            "selectors": [{"cel": {"expression": "device.attributes[\"gpu.example.com\"].size() > 0"}}]}))]});
+        assert_eq!(run(&c, EXPERIMENTAL, none).unwrap(), None);
+    }
+
+    #[test]
+    fn first_available_takes_the_first_subrequest_that_fits() {
+        let c = gpu_cluster(vec![gpu_slice("node-1", devices(&["gpu-0", "gpu-1"]))]);
+        let claim = json!({"requests": [{"name": "gpu", "firstAvailable": [
+            {"name": "big", "deviceClassName": "gpu", "count": 3},
+            {"name": "small", "deviceClassName": "gpu", "count": 2}]}]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, claim).unwrap(),
+            Some(vec!["gpu/small=gpu-0".into(), "gpu/small=gpu-1".into()])
+        );
+    }
+
+    #[test]
+    fn admin_access_may_use_a_taken_device() {
+        let mut taken = resource_claim(
+            "default/other",
+            json!({"requests": [exactly("r", json!({}))]}),
+        );
+        taken["status"] = json!({"allocation": {"devices": {"results": [
+            {"request": "r", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]}}});
+        let c = gpu_cluster(vec![gpu_slice("node-1", devices(&["gpu-0"])), taken]);
+        let admin = json!({"requests": [exactly("r", json!({"adminAccess": true}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, admin).unwrap(),
+            Some(vec!["r=gpu-0".into()])
+        );
+        let plain = json!({"requests": [exactly("r", json!({}))]});
+        assert_eq!(run(&c, EXPERIMENTAL, plain).unwrap(), None);
+    }
+
+    #[test]
+    fn incomplete_and_invalid_pools_by_variant() {
+        let mut incomplete = gpu_slice("node-1", devices(&["gpu-0"]));
+        incomplete["spec"]["pool"]["resourceSliceCount"] = json!(2);
+        let c = gpu_cluster(vec![incomplete]);
+        let one = json!({"requests": [exactly("r", json!({}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, one.clone()).unwrap(),
+            Some(vec!["r=gpu-0".into()])
+        );
+        assert_eq!(run(&c, INCUBATING, one).unwrap(), None);
+        let all = json!({"requests": [exactly("r", json!({"allocationMode": "All"}))]});
+        assert_eq!(
+            run(&c, INCUBATING, all).unwrap_err(),
+            AllocError::Fatal("claim default/c, request r: asks for all devices, but resource pool gpu.example.com/node-1 is currently being updated".into())
+        );
+
+        let c = gpu_cluster(vec![gpu_slice("node-1", devices(&["gpu-0", "gpu-0"]))]);
+        let one = json!({"requests": [exactly("r", json!({}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, one.clone()).unwrap_err(),
+            AllocError::Fatal("pool node-1 is invalid: duplicate device name gpu-0".into())
+        );
+        assert_eq!(
+            run(&c, INCUBATING, one).unwrap_err(),
+            AllocError::Node("invalid resource pools were encountered".into())
+        );
+    }
+
+    #[test]
+    fn a_cel_error_is_fatal_only_on_a_device_the_search_reaches() {
+        let dev = |name: &str, attrs: Value| json!({"name": name, "attributes": attrs});
+        let c = gpu_cluster(vec![gpu_slice(
+            "node-1",
+            json!([
+                dev("gpu-0", json!({"model": {"string": "a100"}})),
+                dev("gpu-1", json!({}))
+            ]),
+        )]);
+        let sel = json!([{"cel": {"expression": "device.attributes[\"gpu.example.com\"].model == \"a100\""}}]);
+        let one = json!({"requests": [exactly("r", json!({"selectors": sel}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, one).unwrap(),
+            Some(vec!["r=gpu-0".into()])
+        );
+        let two = json!({"requests": [exactly("r", json!({"count": 2, "selectors": sel}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, two).unwrap_err(),
+            AllocError::Fatal(
+                "claim default/c: selector #0: CEL runtime error: no such key: model".into()
+            )
+        );
+    }
+
+    #[test]
+    fn untolerated_taints_exclude_a_device_when_device_taints_are_on() {
+        let c = gpu_cluster(vec![gpu_slice(
+            "node-1",
+            json!([{"name": "gpu-0", "taints": [{"key": "broken", "value": "yes", "effect": "NoSchedule"}]}]),
+        )]);
+        let plain = json!({"requests": [exactly("r", json!({}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, plain.clone()).unwrap(),
+            Some(vec!["r=gpu-0".into()])
+        );
+        assert_eq!(run(&c, INCUBATING, plain).unwrap(), None);
+        let tolerant = json!({"requests": [exactly("r", json!({"tolerations": [
+            {"key": "broken", "operator": "Exists"}]}))]});
+        assert_eq!(
+            run(&c, INCUBATING, tolerant).unwrap(),
+            Some(vec!["r=gpu-0".into()])
+        );
+    }
+
+    #[test]
+    fn partitions_share_their_pool_counters() {
+        let counters = json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": "node-1-counters"},
+            "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
+                "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 2},
+                "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]}});
+        let part = |name: &str, mem: &str| {
+            json!({"name": name,
+            "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": mem}}}]})
+        };
+        let mut devices = gpu_slice(
+            "node-1",
+            json!([
+                part("half-0", "40Gi"),
+                part("half-1", "40Gi"),
+                part("whole", "80Gi")
+            ]),
+        );
+        devices["spec"]["pool"]["resourceSliceCount"] = json!(2);
+        let c = gpu_cluster(vec![counters, devices]);
+        let two = json!({"requests": [exactly("r", json!({"count": 2}))]});
+        assert_eq!(
+            run(&c, INCUBATING, two).unwrap(),
+            Some(vec!["r=half-0".into(), "r=half-1".into()])
+        );
+        let three = json!({"requests": [exactly("r", json!({"count": 3}))]});
+        assert_eq!(run(&c, INCUBATING, three).unwrap(), None);
+        let one = json!({"requests": [exactly("r", json!({}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, one).unwrap(),
+            None,
+            "without DRAPartitionableDevices a device that consumes counters is never allocated"
+        );
+    }
+
+    #[test]
+    fn a_shared_device_gives_capacity_until_it_runs_out() {
+        let c = gpu_cluster(vec![gpu_slice(
+            "node-1",
+            json!([{"name": "gpu-0", "allowMultipleAllocations": true,
+                "capacity": {"memory": {"value": "80Gi"}}}]),
+        )]);
+        let mem = |q: &str| json!({"capacity": {"requests": {"memory": q}}});
+        let two = json!({"requests": [exactly("a", mem("40Gi")), exactly("b", mem("40Gi"))]});
+        assert_eq!(
+            run(&c, INCUBATING, two).unwrap(),
+            Some(vec!["a=gpu-0".into(), "b=gpu-0".into()])
+        );
+        let too_much = json!({"requests": [exactly("a", mem("40Gi")), exactly("b", mem("41Gi"))]});
+        assert_eq!(run(&c, INCUBATING, too_much).unwrap(), None);
+    }
+
+    #[test]
+    fn a_claim_may_get_at_most_32_devices() {
+        let c = gpu_cluster(vec![gpu_slice("node-1", devices(&["gpu-0"]))]);
+        let many = json!({"requests": [exactly("r", json!({"count": 33}))]});
+        assert_eq!(
+            run(&c, EXPERIMENTAL, many).unwrap_err(),
+            AllocError::Fatal(
+                "claim default/c: number of requested devices 33 exceeds the claim limit of 32"
+                    .into()
+            )
+        );
+    }
+}

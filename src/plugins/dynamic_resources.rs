@@ -680,3 +680,212 @@ impl Plugin for DynamicResources {
         Reuse::NOTHING
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::release::Release;
+    use crate::testing::{
+        cluster, device_class, explain_as, gpu_slice, node, pod, resource_claim, with_claims,
+    };
+    use serde_json::{Value, json};
+
+    const V134: Release = Release {
+        minor: 34,
+        patch: 1,
+    };
+    const V135: Release = Release {
+        minor: 35,
+        patch: 4,
+    };
+    const V136: Release = Release {
+        minor: 36,
+        patch: 2,
+    };
+
+    fn gpu_request(name: &str) -> Value {
+        json!({"requests": [{"name": name, "exactly": {"deviceClassName": "gpu"}}]})
+    }
+
+    fn base() -> Vec<Value> {
+        vec![
+            node("node-1", "4", json!({})),
+            node("node-2", "4", json!({})),
+            device_class("gpu", &["device.driver == \"gpu.example.com\""]),
+            gpu_slice("node-1", json!([{"name": "gpu-0"}])),
+        ]
+    }
+
+    #[test]
+    fn pre_enqueue_holds_a_pod_whose_claims_are_missing_or_not_its_own() {
+        let p = with_claims(pod("default/app", None, "100m", 0, json!({})), &["gpu"]);
+        let e = explain_as(cluster(base()), p, V134);
+        assert_eq!(e.prefilter.plugin, "DynamicResources");
+        assert_eq!(
+            e.prefilter.reasons,
+            ["could not find ResourceClaim \"default/gpu\""]
+        );
+        assert_eq!(e.message, "", "a pod held back has no event");
+
+        let mut p = pod("default/app", None, "100m", 0, json!({}));
+        p["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimTemplateName": "t"}]);
+        let e = explain_as(cluster(base()), p.clone(), V134);
+        assert_eq!(
+            e.prefilter.reasons,
+            ["pod \"default/app\": ResourceClaim not created yet"]
+        );
+        p["status"]["resourceClaimStatuses"] =
+            json!([{"name": "gpu", "resourceClaimName": "app-gpu"}]);
+        let mut items = base();
+        items.push(resource_claim("default/app-gpu", gpu_request("gpu")));
+        let e = explain_as(cluster(items.clone()), p.clone(), V135);
+        assert_eq!(
+            e.prefilter.reasons,
+            [
+                "ResourceClaim default/app-gpu was not created for pod default/app (pod is not owner)"
+            ]
+        );
+        let e = explain_as(cluster(items.clone()), p.clone(), V136);
+        assert_eq!(
+            e.prefilter.reasons,
+            [
+                "ResourceClaim default/app-gpu was not created for Pod default/app (Pod is not owner)"
+            ]
+        );
+        let last = items.len() - 1;
+        items[last]["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "Pod",
+            "name": "app", "uid": "default/app", "controller": true}]);
+        let e = explain_as(cluster(items), p, V136);
+        assert_eq!(e.selected, ["node-1"], "{:?}", e.prefilter);
+    }
+
+    #[test]
+    fn a_template_claim_deliberately_not_created_is_ignored() {
+        let mut p = pod("default/app", None, "100m", 0, json!({}));
+        p["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimTemplateName": "t"}]);
+        p["status"]["resourceClaimStatuses"] = json!([{"name": "gpu"}]);
+        let e = explain_as(cluster(base()), p, V134);
+        assert_eq!(e.selected, ["node-1", "node-2"]);
+    }
+
+    #[test]
+    fn a_missing_class_stops_pre_filter() {
+        let mut items = base();
+        items.push(resource_claim(
+            "default/gpu",
+            json!({"requests": [{"name": "fpga", "exactly": {"deviceClassName": "fpga"}}]}),
+        ));
+        let p = with_claims(pod("default/app", None, "100m", 0, json!({})), &["gpu"]);
+        let e = explain_as(cluster(items), p, V134);
+        assert_eq!(
+            e.message,
+            "0/2 nodes are available: request fpga: device class fpga does not exist. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        );
+    }
+
+    #[test]
+    fn an_allocated_claim_pins_the_pod_and_post_filter_deallocates_it() {
+        let mut items = base();
+        let mut claim = resource_claim("default/gpu", gpu_request("gpu"));
+        claim["status"] = json!({"allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}}});
+        items.push(claim.clone());
+        let p = with_claims(pod("default/app", None, "100m", 0, json!({})), &["gpu"]);
+        let e = explain_as(cluster(items.clone()), p.clone(), V134);
+        assert_eq!(e.selected, ["node-1"]);
+        assert!(e.dra_allocation.is_empty(), "nothing new is allocated");
+        let n2 = e.nodes.iter().find(|n| n.name == "node-2").unwrap();
+        assert_eq!(n2.reasons, ["resourceclaim not available on the node"]);
+
+        // node-1 lacks cpu now and node-2 finds the claim unavailable: reserved for nobody, the
+        // claim is deallocated.
+        items[0] = node("node-1", "1", json!({}));
+        let p = with_claims(pod("default/app", None, "2", 0, json!({})), &["gpu"]);
+        let e = explain_as(cluster(items.clone()), p.clone(), V134);
+        assert!(
+            e.message
+                .contains("deallocation of ResourceClaim completed"),
+            "{}",
+            e.message
+        );
+        let last = items.len() - 1;
+        items[last]["status"]["reservedFor"] =
+            json!([{"resource": "pods", "name": "other", "uid": "other-uid"}]);
+        let e = explain_as(cluster(items.clone()), p, V134);
+        assert!(e.message.contains("still not schedulable"), "{}", e.message);
+        // Nodes that failed an earlier filter never ran this one: nothing to deallocate.
+        let p = with_claims(pod("default/app", None, "5", 0, json!({})), &["gpu"]);
+        items[last]["status"]["reservedFor"] = json!([]);
+        let e = explain_as(cluster(items), p, V134);
+        assert!(e.message.contains("still not schedulable"), "{}", e.message);
+    }
+
+    #[test]
+    fn score_prefers_earlier_subrequests_from_1_35() {
+        let mut items = base();
+        items.push(gpu_slice("node-2", json!([{"name": "gpu-0"}])));
+        items[3]["spec"]["devices"][0]["attributes"] = json!({"big": {"bool": true}});
+        items.push(resource_claim(
+            "default/gpu",
+            json!({"requests": [{"name": "gpu", "firstAvailable": [
+                {"name": "big", "deviceClassName": "gpu", "selectors": [{"cel": {"expression": "has(device.attributes[\"gpu.example.com\"].big)"}}]},
+                {"name": "any", "deviceClassName": "gpu"}]}]}),
+        ));
+        let p = with_claims(pod("default/app", None, "100m", 0, json!({})), &["gpu"]);
+        let e = explain_as(cluster(items.clone()), p.clone(), V134);
+        assert_eq!(e.selected, ["node-1", "node-2"], "1.34 does not score");
+        let e = explain_as(cluster(items), p, V135);
+        assert_eq!(e.selected, ["node-1"]);
+        let score =
+            |n: &str| e.nodes.iter().find(|x| x.name == n).unwrap().scores["DynamicResources"];
+        assert_eq!((score("node-1"), score("node-2")), (200, 174));
+    }
+
+    #[test]
+    fn mixing_allocated_and_new_claims_fails_scoring_before_1_36_2() {
+        let mut items = base();
+        items.push(gpu_slice("node-2", json!([{"name": "gpu-0"}])));
+        let mut shared = resource_claim("default/shared", gpu_request("gpu"));
+        shared["status"] = json!({"allocation": {"devices": {"results": []}}});
+        items.push(shared);
+        items.push(resource_claim("default/own", gpu_request("gpu")));
+        let p = with_claims(
+            pod("default/app", None, "100m", 0, json!({})),
+            &["shared", "own"],
+        );
+        let e = explain_as(cluster(items.clone()), p.clone(), V135);
+        assert_eq!(
+            e.error.as_deref(),
+            Some(
+                "plugin \"DynamicResources\" failed with: number of allocations 1 is smaller than number of claims"
+            )
+        );
+        let e = explain_as(cluster(items), p, V136);
+        assert_eq!(e.selected, ["node-1", "node-2"]);
+    }
+
+    #[test]
+    fn extended_resources_backed_by_dra_from_1_36() {
+        let mut items = base();
+        items[2]["spec"]["extendedResourceName"] = json!("example.com/gpu");
+        let mut p = pod("default/app", None, "100m", 0, json!({}));
+        p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = json!("1");
+        p["spec"]["containers"][0]["resources"]["limits"] = json!({"example.com/gpu": "1"});
+        let e = explain_as(cluster(items.clone()), p.clone(), V135);
+        assert!(
+            e.message
+                .starts_with("0/2 nodes are available: 2 Insufficient example.com/gpu."),
+            "{}",
+            e.message
+        );
+        let e = explain_as(cluster(items), p, V136);
+        assert_eq!(e.selected, ["node-1"]);
+        let n2 = e.nodes.iter().find(|n| n.name == "node-2").unwrap();
+        assert_eq!(n2.plugin, Some("DynamicResources"));
+        assert_eq!(n2.reasons, ["cannot allocate all claims"]);
+        let devices = &e.dra_allocation[&crate::model::intern::Str::new("node-1")]
+            [&crate::model::intern::Str::new("<extended-resources>")];
+        assert_eq!(devices[0].request, "container-0-request-1");
+    }
+}
