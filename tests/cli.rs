@@ -492,3 +492,30 @@ fn a_selector_that_does_not_compile_is_bad_input() {
         assert!(err.contains(part), "{part:?} missing from: {err}");
     }
 }
+
+/// The table says what the chosen node would allocate and, for a node DynamicResources
+/// rejected, what each request finds there and which constraint no combination keeps.
+#[test]
+fn the_table_shows_device_allocation_and_why_devices_do_not_fit() {
+    let case =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/conformance/dra-match-attribute");
+    let (code, out, err) = run(&[
+        "whatif",
+        "--scheduler-version",
+        "1.34",
+        "--color",
+        "never",
+        "--snapshot",
+        case.join("cluster.yaml").to_str().unwrap(),
+        "-f",
+        case.join("pod.yaml").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "DynamicResources: on node-1, claim gpu-claim gets gpu → gpu.example.com/node-1/gpu-1, nic → nic.example.com/node-1/nic-0",
+        "DynamicResources: node-2: claim gpu-claim request gpu wants 1 of class gpu.example.com: usable gpu.example.com/node-2/gpu-0",
+        "every request finds devices, but no combination of them keeps matchAttribute resource.kubernetes.io/pcieRoot",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
+}

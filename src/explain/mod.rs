@@ -4,11 +4,13 @@
 pub mod placement;
 pub mod table;
 
+use crate::dra::allocator::RequestCensus;
 use crate::framework::runner::{CycleResult, Framework, NodeOutcome};
 use crate::framework::snapshot::Snapshot;
 use crate::framework::status::{Code, Status};
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
+use crate::plugins::dynamic_resources;
 use crate::release::ReleaseChoice;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -46,6 +48,10 @@ pub struct NodeExplanation {
     /// Normalised, weighted score per Score plugin (feasible nodes only).
     pub scores: BTreeMap<&'static str, i64>,
     pub total: Option<i64>,
+    /// Where DynamicResources rejected the node: per request of the pod's pending claims, the
+    /// devices there that could serve it and why the others cannot.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<RequestCensus>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -202,6 +208,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 all_reasons: BTreeMap::new(),
                 scores: BTreeMap::new(),
                 total: None,
+                devices: Vec::new(),
             };
             if let Some(g) = &r.gated {
                 e.stage = Some(Stage::PreEnqueue);
@@ -227,6 +234,10 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.reasons = first.reasons.clone();
                         e.all_reasons =
                             f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
+                        if e.all_reasons.contains_key(dynamic_resources::NAME) {
+                            let cx = crate::framework::plugin::Cx { pod, snapshot };
+                            e.devices = dynamic_resources::device_report(&fw.features, &cx, ni);
+                        }
                     }
                     None if r.error.is_some() => {}
                     None => {

@@ -7,10 +7,10 @@
 use super::feature::Features;
 use super::helper::default_normalize_score;
 use crate::dra::allocator::{
-    self, AllocError, AllocatorFeatures, ClaimInput, DeviceResult, NodeRef,
+    self, AllocError, AllocatorFeatures, ClaimInput, DeviceResult, NodeRef, RequestCensus,
 };
 use crate::dra::objects::{
-    AllocationMode, Claim, ClaimSpec, DEVICE_CLASS_RESOURCE_PREFIX, Dra, ExactRequest,
+    AllocationMode, Claim, ClaimSpec, DEVICE_CLASS_RESOURCE_PREFIX, DeviceId, Dra, ExactRequest,
     FIRST_AVAILABLE_MAX_SIZE, Request, RequestKind,
 };
 use crate::framework::cycle_state::CycleState;
@@ -72,6 +72,64 @@ pub const EXTENDED_CLAIM_IN_MEMORY: &str = "<extended-resources>";
 pub const CANNOT_FIT_RESOURCE: &str = "cannot fit resource";
 pub const CANNOT_SCHEDULE_EXTENDED_CLAIM: &str = "cannot schedule extended resource claim";
 pub const EXTENDED_CLAIM_DELETED: &str = "deletion of ResourceClaim completed";
+
+/// For the explanation of a node DynamicResources rejected: what each request of the pod's
+/// pending claims finds there, and why the other devices do not serve it.
+pub fn device_report(features: &Features, cx: &Cx, node: &NodeInfo) -> Vec<RequestCensus> {
+    let plugin = DynamicResources {
+        features: *features,
+    };
+    let Ok(claims) = plugin.pod_claims(cx) else {
+        return Vec::new();
+    };
+    let snapshot = cx.snapshot;
+    let allocated = snapshot.allocated_devices(features.enable_dra_consumable_capacity);
+    let holder = |id: &DeviceId| {
+        let Some(h) = allocated.devices.get(id) else {
+            return "another claim".to_string();
+        };
+        let pods: Vec<String> = snapshot
+            .claim(h.namespace, h.claim)
+            .map(|c| {
+                c.reserved_for
+                    .iter()
+                    .filter_map(|uid| snapshot.cluster.pods.iter().find(|p| p.uid == *uid))
+                    .map(|p| p.key())
+                    .collect()
+            })
+            .unwrap_or_default();
+        match pods.as_slice() {
+            [] => format!("claim {}/{}", h.namespace, h.claim),
+            _ => format!(
+                "claim {}/{} (pod {})",
+                h.namespace,
+                h.claim,
+                pods.join(", ")
+            ),
+        }
+    };
+    claims
+        .iter()
+        .filter(|c| c.allocation.is_none())
+        .flat_map(|c| {
+            allocator::census(
+                &snapshot.cluster.dra,
+                plugin.allocator_features(),
+                allocated,
+                NodeRef {
+                    name: node.name(),
+                    labels: &node.node.labels,
+                },
+                ClaimInput {
+                    namespace: c.namespace,
+                    name: c.name,
+                    spec: &c.spec,
+                },
+                &holder,
+            )
+        })
+        .collect()
+}
 
 /// `IsDRAExtendedResourceName`.
 fn is_dra_extended_resource(name: Str) -> bool {
