@@ -945,8 +945,8 @@ impl DraBuilder {
         self.templates.push(t);
     }
 
-    /// Parses everything, compiles every selector and evaluates the classes' selectors on every
-    /// device (they are what almost every request runs).
+    /// Parses everything, compiles every selector and evaluates on every device those of the
+    /// classes and of the claims waiting for an allocation.
     pub fn finish(self, errors: &mut Vec<ObjectError>) -> Dra {
         let mut t = Tables::default();
         let mut dra = Dra::default();
@@ -1028,17 +1028,29 @@ impl DraBuilder {
             .collect();
         dra.selectors = t.selectors;
         dra.profiles = t.profiles;
-        let class_selectors: Vec<SelectorId> = {
-            let mut v: Vec<SelectorId> = dra
-                .classes
-                .values()
-                .flat_map(|c| c.selectors.iter().copied())
-                .collect();
-            v.sort_by_key(|s| s.0);
-            v.dedup();
-            v
-        };
-        let pairs: Vec<(SelectorId, u32)> = class_selectors
+        // The selectors a scheduling cycle is about to run: those of the classes and of the
+        // claims still waiting for an allocation. Evaluated here, in parallel, so explaining a
+        // pod only looks results up.
+        let mut eager: Vec<SelectorId> = dra
+            .classes
+            .values()
+            .flat_map(|c| c.selectors.iter().copied())
+            .chain(
+                dra.claims
+                    .values()
+                    .filter(|c| c.allocation.is_none())
+                    .flat_map(|c| &c.spec.requests)
+                    .flat_map(|r| match &r.kind {
+                        RequestKind::Exactly(e) => std::slice::from_ref(e),
+                        RequestKind::FirstAvailable(subs) => subs.as_slice(),
+                        RequestKind::Unknown => &[],
+                    })
+                    .flat_map(|e| e.selectors.iter().copied()),
+            )
+            .collect();
+        eager.sort_by_key(|s| s.0);
+        eager.dedup();
+        let pairs: Vec<(SelectorId, u32)> = eager
             .iter()
             .flat_map(|&s| (0..dra.profiles.len() as u32).map(move |p| (s, p)))
             .collect();

@@ -76,6 +76,7 @@ pub fn place_one_by_one(
     let mut out = Sequence::default();
     for i in 1..=limit {
         let mut pod = replica(template, i);
+        snapshot.generate_template_claims(&mut pod);
         let result = fw.decide(snapshot, &pod);
         let Some(&chosen) = result.selected.first() else {
             out.stopped = Some(stopped_message(fw, snapshot, &pod));

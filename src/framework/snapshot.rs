@@ -8,7 +8,7 @@ use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::labels::Selector;
 use crate::model::node_info::{ImageState, NodeInfo};
-use crate::model::pod::Pod;
+use crate::model::pod::{ClaimSource, Pod};
 use crate::plugins::dynamic_resources::ClaimAllocation;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -292,5 +292,41 @@ impl Snapshot {
             state
         });
         self.dra_allocated = Some(Arc::new(states));
+    }
+
+    /// What the resourceclaim controller does for a pod being created: a claim from each
+    /// ResourceClaimTemplate the pod names, owned by the pod, recorded in its status. Claims of
+    /// a template that does not exist stay missing.
+    pub fn generate_template_claims(&mut self, pod: &mut Pod) {
+        for rc in &mut pod.resource_claims {
+            let ClaimSource::Template {
+                template,
+                generated: generated @ None,
+            } = &mut rc.source
+            else {
+                continue;
+            };
+            let Some(t) = self.cluster.dra.templates.get(&(pod.namespace, *template)) else {
+                continue;
+            };
+            // The controller adds a random suffix to this name.
+            let name = Str::new(format!("{}-{}", pod.name, rc.name));
+            let claim = Claim {
+                namespace: pod.namespace,
+                name,
+                uid: Str::new(format!("{}/{}", pod.uid, rc.name)),
+                controller_uid: Some(pod.uid),
+                deleting: false,
+                extended_resource_claim: false,
+                owner_uids: vec![(pod.uid, true)],
+                spec: t.spec.clone(),
+                allocation: None,
+                reserved_for: Vec::new(),
+                device_conditions: HashMap::new(),
+            };
+            self.dra_claims
+                .insert((pod.namespace, name), Arc::new(claim));
+            *generated = Some(Some(name));
+        }
     }
 }

@@ -947,3 +947,48 @@ mod tests {
         assert_eq!(devices[0].request, "container-0-request-1");
     }
 }
+
+#[cfg(test)]
+mod replica_tests {
+    use crate::framework::profile::default_framework;
+    use crate::framework::sequence::place;
+    use crate::framework::snapshot::Snapshot;
+    use crate::release::Release;
+    use crate::testing::{cluster, device_class, gpu_slice, node, pod};
+    use serde_json::json;
+
+    /// Each replica gets its own claim from the template, so one GPU serves one replica.
+    #[test]
+    fn replicas_get_claims_from_their_template() {
+        let template = json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}});
+        let c = cluster(vec![
+            node("node-1", "4", json!({})),
+            node("node-2", "4", json!({})),
+            device_class("gpu", &["device.driver == \"gpu.example.com\""]),
+            gpu_slice("node-1", json!([{"name": "gpu-0"}])),
+            gpu_slice("node-2", json!([{"name": "gpu-0"}])),
+            template,
+        ]);
+        let mut p = pod("default/app", None, "100m", 0, json!({}));
+        p["spec"]["resourceClaims"] =
+            json!([{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]);
+        let p = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
+            .unwrap()
+            .into_pod();
+        let fw = default_framework(Release::NEWEST.into());
+        let mut snapshot = Snapshot::new(c, None);
+        let seq = place(&fw, &mut snapshot, &p, 3);
+        let nodes: Vec<&str> = seq.placements.iter().map(|p| p.node.as_str()).collect();
+        assert_eq!(nodes, ["node-1", "node-2"]);
+        assert!(
+            seq.stopped
+                .as_deref()
+                .unwrap_or("")
+                .contains("2 cannot allocate all claims"),
+            "{:?}",
+            seq.stopped
+        );
+    }
+}
