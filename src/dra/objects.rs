@@ -1054,6 +1054,9 @@ impl DraBuilder {
             .iter()
             .flat_map(|&s| (0..dra.profiles.len() as u32).map(move |p| (s, p)))
             .collect();
+        // Both ways of counting taken devices, so a cycle starts with them ready.
+        let _ = dra.allocated(false);
+        let _ = dra.allocated(true);
         pairs.par_iter().for_each(|&(s, p)| {
             // Only the allocator reports an outcome, and only for the devices it reaches.
             let _ = dra.selector_result(s, p);

@@ -58,7 +58,11 @@ pub fn place(fw: &Framework, snapshot: &mut Snapshot, template: &Pod, limit: usi
         .volumes
         .iter()
         .any(|v| v.persistent_volume_claim.is_some())
-        || !template.resource_claims.is_empty();
+        || crate::plugins::dynamic_resources::takes_devices(
+            &fw.features,
+            &snapshot.cluster.dra,
+            template,
+        );
     if snapshot.nominated.is_empty() && !shares_claims {
         Incremental::new(fw).place(snapshot, template, limit)
     } else {

@@ -2,14 +2,16 @@
 //! (`nodeInfoSnapshot` and the listers upstream plugins read).
 
 use crate::dra::allocator::DeviceLocation;
-use crate::dra::objects::{AllocatedDevice, AllocatedState, Allocation, Claim, node_name_selector};
+use crate::dra::objects::{
+    AllocatedDevice, AllocatedState, Allocation, Claim, ClaimSpec, node_name_selector,
+};
 use crate::model::affinity::AffinityTerm;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::labels::Selector;
 use crate::model::node_info::{ImageState, NodeInfo};
 use crate::model::pod::{ClaimSource, Pod};
-use crate::plugins::dynamic_resources::ClaimAllocation;
+use crate::plugins::dynamic_resources::{ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -31,6 +33,8 @@ pub struct Snapshot {
     dra_claims: HashMap<(Str, Str), Arc<Claim>>,
     /// The devices taken once those are counted (without and with consumable capacity).
     dra_allocated: Option<Arc<[AllocatedState; 2]>>,
+    /// The cluster's pods by UID, built when an explanation first names a claim's pod.
+    pods_by_uid: std::sync::OnceLock<HashMap<Str, Arc<Pod>>>,
 }
 
 /// Bound pods with a kind of pod-affinity term, filed under every namespace their terms list;
@@ -121,6 +125,7 @@ impl Snapshot {
             scoring_terms: TermIndex::default(),
             dra_claims: HashMap::new(),
             dra_allocated: None,
+            pods_by_uid: std::sync::OnceLock::new(),
         };
         for pod in &cluster.pods {
             if Some(pod.uid) == exclude {
@@ -222,6 +227,19 @@ impl Snapshot {
             .map_or(&[], Vec::as_slice)
     }
 
+    /// A pod of the cluster by UID.
+    pub fn pod_by_uid(&self, uid: Str) -> Option<&Arc<Pod>> {
+        self.pods_by_uid
+            .get_or_init(|| {
+                self.cluster
+                    .pods
+                    .iter()
+                    .map(|p| (p.uid, p.clone()))
+                    .collect()
+            })
+            .get(&uid)
+    }
+
     /// A ResourceClaim of the namespace, as allocated so far.
     pub fn claim(&self, namespace: Str, name: Str) -> Option<&Arc<Claim>> {
         let key = (namespace, name);
@@ -242,10 +260,27 @@ impl Snapshot {
     /// allocated there, reserved for the pod, and their devices taken.
     pub fn allocate_claims(&mut self, pod: &Pod, node: Str, allocations: &[ClaimAllocation]) {
         for a in allocations {
-            let Some(claim) = self.claim(pod.namespace, a.claim) else {
-                continue;
+            let mut claim = match self.claim(pod.namespace, a.claim) {
+                Some(c) => Claim::clone(c),
+                // The in-memory claim for extended resources gets a name when PreBind creates it.
+                None if a.claim == EXTENDED_CLAIM_IN_MEMORY => Claim {
+                    namespace: pod.namespace,
+                    name: Str::new(format!("{}-extended-resources", pod.name)),
+                    uid: Str::new(format!("{}/extended-resources", pod.uid)),
+                    controller_uid: Some(pod.uid),
+                    deleting: false,
+                    extended_resource_claim: true,
+                    owner_uids: vec![(pod.uid, true)],
+                    spec: ClaimSpec {
+                        requests: Vec::new(),
+                        constraints: Vec::new(),
+                    },
+                    allocation: None,
+                    reserved_for: Vec::new(),
+                    device_conditions: HashMap::new(),
+                },
+                None => continue,
             };
-            let mut claim = Claim::clone(claim);
             let node_selectors = if a.devices.iter().any(|d| d.location == DeviceLocation::Node) {
                 vec![node_name_selector(node)]
             } else {

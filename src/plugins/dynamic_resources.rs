@@ -93,7 +93,7 @@ pub fn device_report(features: &Features, cx: &Cx, node: &NodeInfo) -> Vec<Reque
             .map(|c| {
                 c.reserved_for
                     .iter()
-                    .filter_map(|uid| snapshot.cluster.pods.iter().find(|p| p.uid == *uid))
+                    .filter_map(|&uid| snapshot.pod_by_uid(uid))
                     .map(|p| p.key())
                     .collect()
             })
@@ -129,6 +129,18 @@ pub fn device_report(features: &Features, cx: &Cx, node: &NodeInfo) -> Vec<Reque
             )
         })
         .collect()
+}
+
+/// Whether placing `pod` takes devices: it has claims, or requests extended resources a
+/// DeviceClass backs (from 1.36).
+pub fn takes_devices(features: &Features, dra: &Dra, pod: &Pod) -> bool {
+    !pod.resource_claims.is_empty()
+        || (features.enable_dra_extended_resource
+            && pod
+                .requests
+                .scalars
+                .iter()
+                .any(|(n, _)| dra.extended_resources.contains_key(n)))
 }
 
 /// `IsDRAExtendedResourceName`.
@@ -732,10 +744,10 @@ impl Plugin for DynamicResources {
         }
     }
 
-    // Whether a node fits depends on the devices other pods' claims took, which placing a
-    // replica changes anywhere.
+    // Replicas whose claims or extended resources involve DRA are placed one by one (a
+    // placement takes devices any node may see); for the others this plugin does nothing.
     fn reuse(&self) -> Reuse {
-        Reuse::NOTHING
+        Reuse::NODE_LOCAL
     }
 }
 
@@ -990,5 +1002,26 @@ mod replica_tests {
             "{:?}",
             seq.stopped
         );
+    }
+
+    /// Each replica's extended-resource claim takes its devices for the next ones (1.36).
+    #[test]
+    fn replicas_with_extended_resources_backed_by_dra_take_devices() {
+        let mut class = device_class("gpu", &["device.driver == \"gpu.example.com\""]);
+        class["spec"]["extendedResourceName"] = json!("example.com/gpu");
+        let c = cluster(vec![
+            node("node-1", "4", json!({})),
+            class,
+            gpu_slice("node-1", json!([{"name": "gpu-0"}, {"name": "gpu-1"}])),
+        ]);
+        let mut p = pod("default/app", None, "100m", 0, json!({}));
+        p["spec"]["containers"][0]["resources"]["limits"] = json!({"example.com/gpu": "1"});
+        let p = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
+            .unwrap()
+            .into_pod();
+        let fw = default_framework(Release::NEWEST.into());
+        let mut snapshot = Snapshot::new(c, None);
+        let seq = place(&fw, &mut snapshot, &p, 3);
+        assert_eq!(seq.placements.len(), 2, "{:?}", seq);
     }
 }

@@ -30,8 +30,6 @@ pub struct Features {
     pub enable_storage_capacity_scoring: bool,
     /// `NodeDeclaredFeatures`: the NodeDeclaredFeatures plugin joins the default profile.
     pub enable_node_declared_features: bool,
-    /// `DRADeviceTaintRules`: DeviceTaintRule objects taint devices.
-    pub enable_dra_device_taint_rules: bool,
 
     // Code changes without a gate.
     /// TaintToleration's reason no longer names the taint: "node(s) had untolerated taint(s)"
@@ -73,7 +71,6 @@ impl Features {
             enable_dra_scheduler_filter_timeout: true,
             enable_storage_capacity_scoring: since(37),
             enable_node_declared_features: since(36),
-            enable_dra_device_taint_rules: since(37),
             untolerated_taint_reason_without_taint: release.at_least(34, 2),
             dynamic_resources_scores: since(35),
             balanced_allocation_scores_improvement: since(36),
