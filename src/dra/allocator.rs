@@ -163,6 +163,10 @@ fn per_device_match(s: &Slice, node: NodeRef) -> bool {
 }
 
 fn duplicate_device(slices: &[&Slice]) -> Option<String> {
+    // Loading refuses a slice that names a device twice, as the API server does.
+    if slices.len() < 2 {
+        return None;
+    }
     let mut seen = std::collections::HashSet::new();
     slices
         .iter()
@@ -171,20 +175,29 @@ fn duplicate_device(slices: &[&Slice]) -> Option<String> {
         .map(|d| format!("duplicate device name {}", d.name))
 }
 
-/// The slices of the newest generation, per pool, among `slices`.
-fn by_pool<'a>(slices: impl Iterator<Item = &'a Slice>) -> BTreeMap<(Str, Str), Vec<&'a Slice>> {
-    let mut pools: BTreeMap<(Str, Str), Vec<&Slice>> = BTreeMap::new();
+/// The slices of the newest generation, per pool, among `slices`, pools by driver and name.
+fn by_pool<'a>(slices: impl Iterator<Item = &'a Slice>) -> Vec<((Str, Str), Vec<&'a Slice>)> {
+    // A node sees a few pools: a list is cheaper than a map.
+    let mut pools: Vec<((Str, Str), Vec<&Slice>)> = Vec::new();
     for s in slices {
-        let e = pools.entry((s.driver, s.pool)).or_default();
+        let key = (s.driver, s.pool);
+        let e = match pools.iter().position(|(k, _)| *k == key) {
+            Some(i) => &mut pools[i].1,
+            None => {
+                pools.push((key, Vec::new()));
+                &mut pools.last_mut().expect("just pushed").1
+            }
+        };
         match e.first().map(|f| f.generation) {
             Some(g) if s.generation < g => {}
             Some(g) if s.generation > g => *e = vec![s],
             _ => e.push(s),
         }
     }
-    for v in pools.values_mut() {
+    for (_, v) in &mut pools {
         v.sort_by_key(|s| s.name);
     }
+    pools.sort_by_key(|(k, _)| *k);
     pools
 }
 
@@ -1705,7 +1718,12 @@ mod tests {
             AllocError::Fatal("claim default/c, request r: asks for all devices, but resource pool gpu.example.com/node-1 is currently being updated".into())
         );
 
-        let c = gpu_cluster(vec![gpu_slice("node-1", devices(&["gpu-0", "gpu-0"]))]);
+        // Two slices of one pool name the same device.
+        let mut first = gpu_slice("node-1", devices(&["gpu-0"]));
+        first["spec"]["pool"]["resourceSliceCount"] = json!(2);
+        let mut second = first.clone();
+        second["metadata"]["name"] = json!("node-1-gpu-b");
+        let c = gpu_cluster(vec![first, second]);
         let one = json!({"requests": [exactly("r", json!({}))]});
         assert_eq!(
             run(&c, EXPERIMENTAL, one.clone()).unwrap_err(),
@@ -1714,6 +1732,20 @@ mod tests {
         assert_eq!(
             run(&c, INCUBATING, one).unwrap_err(),
             AllocError::Node("invalid resource pools were encountered".into())
+        );
+
+        // One slice naming a device twice never reaches the allocator: the API server, and
+        // loading, refuse it.
+        let list = json!({"apiVersion": "v1", "kind": "List",
+            "items": gpu_cluster(vec![gpu_slice("node-1", devices(&["gpu-0", "gpu-0"]))])});
+        let err = crate::source::file::load_bytes("test.json", serde_json::to_vec(&list).unwrap())
+            .expect_err("a slice with a duplicate device name is bad input")
+            .to_string();
+        assert!(
+            err.contains(
+                "ResourceSlice node-1-gpu: spec.devices[1].name: Duplicate value: \"gpu-0\""
+            ),
+            "{err}"
         );
     }
 

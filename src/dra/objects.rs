@@ -793,6 +793,17 @@ fn slice(tables: &mut Tables, s: &api::ResourceSlice) -> Result<Slice, ObjectErr
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // The API server refuses a slice that names a device twice, so the allocator only looks
+    // for duplicates across the slices of a pool.
+    let mut names = std::collections::HashSet::new();
+    if let Some(i) = devices.iter().position(|d| !names.insert(d.name)) {
+        return Err(ObjectError::new(
+            KIND,
+            &object,
+            format!("spec.devices[{i}].name"),
+            format!("Duplicate value: {:?}", devices[i].name.as_str()),
+        ));
+    }
     let mut shared_counters = BTreeMap::new();
     for (i, cs) in spec.shared_counters.iter().flatten().enumerate() {
         let mut counters = BTreeMap::new();
