@@ -229,8 +229,9 @@ fn gather_pools<'a>(dra: &'a Dra, node: NodeRef, f: &AllocatorFeatures) -> Vec<P
     for ((driver, name), slices) in by_pool(relevant) {
         let generation = slices[0].generation;
         let count = slices[0].slice_count;
-        let mut all = slices.clone();
         let mut complete = slices.len() as i64 == count;
+        // The pool's slices of this generation the node does not see.
+        let mut others: Vec<&Slice> = Vec::new();
         if f.skips_unusable_pools && !complete {
             // Slices for other nodes may complete the pool, or show that a newer generation
             // is being published.
@@ -242,11 +243,15 @@ fn gather_pools<'a>(dra: &'a Dra, node: NodeRef, f: &AllocatorFeatures) -> Vec<P
             if same_pool.iter().any(|s| s.generation > generation) {
                 continue;
             }
-            all = same_pool
+            let all: Vec<&Slice> = same_pool
                 .into_iter()
                 .filter(|s| s.generation == generation)
                 .collect();
             complete = all.len() as i64 == count;
+            others = all
+                .into_iter()
+                .filter(|s| !slices.iter().any(|t| t.name == s.name))
+                .collect();
         }
         let mut pool = Pool {
             driver,
@@ -261,22 +266,22 @@ fn gather_pools<'a>(dra: &'a Dra, node: NodeRef, f: &AllocatorFeatures) -> Vec<P
             pools.push(pool);
             continue;
         }
-        let (counter_slices, device_slices): (Vec<&Slice>, Vec<&Slice>) =
-            if f.partitionable_devices && f.skips_unusable_pools {
-                slices.iter().partition(|s| !s.shared_counters.is_empty())
-            } else {
-                (Vec::new(), slices.clone())
-            };
+        // Split only when the pool has counter slices: `split` then keeps them all.
+        let (counter_slices, device_slices, split) = if f.partitionable_devices
+            && f.skips_unusable_pools
+            && slices.iter().any(|s| !s.shared_counters.is_empty())
+        {
+            let (c, d) = slices.iter().partition(|s| !s.shared_counters.is_empty());
+            (c, d, Some(slices))
+        } else {
+            (Vec::new(), slices, None)
+        };
         pool.invalid = duplicate_device(&device_slices);
         if pool.invalid.is_none() && f.partitionable_devices {
             pool.invalid = counter_sets(&counter_slices, &mut pool.counter_sets).err();
             if pool.invalid.is_none() {
-                let others: Vec<&Slice> = all
-                    .iter()
-                    .filter(|s| !slices.iter().any(|t| t.name == s.name))
-                    .copied()
-                    .collect();
-                pool.invalid = check_consumption(&pool.counter_sets, &slices)
+                let slices = split.as_deref().unwrap_or(&device_slices);
+                pool.invalid = check_consumption(&pool.counter_sets, slices)
                     .and_then(|()| check_consumption(&pool.counter_sets, &others))
                     .err();
                 pool.other_slices = others;
@@ -285,10 +290,9 @@ fn gather_pools<'a>(dra: &'a Dra, node: NodeRef, f: &AllocatorFeatures) -> Vec<P
         pool.slices = device_slices;
         pools.push(pool);
     }
-    let (mut plain, with_binding): (Vec<Pool>, Vec<Pool>) =
-        pools.into_iter().partition(|p| !p.has_binding_conditions());
-    plain.extend(with_binding);
-    plain
+    // A stable sort: pools keep their order within each group.
+    pools.sort_by_key(Pool::has_binding_conditions);
+    pools
 }
 
 fn counter_sets(
@@ -682,16 +686,8 @@ impl<'a> Search<'a> {
         parent: Option<Str>,
     ) -> Result<RequestData<'a>, String> {
         let claim = &self.claims[ci];
-        let shown = match parent {
-            Some(p) => format!("{p}/{}", r.name),
-            None => r.name.to_string(),
-        };
         // A subrequest's error names it alone, as upstream's accessor does.
-        let name = if parent.is_some() {
-            r.name.to_string()
-        } else {
-            shown
-        };
+        let name = r.name;
         if !self.features.admin_access && r.admin_access.is_some() {
             return Err(format!(
                 "claim {}, request {name}: admin access is requested, but the feature is disabled",
@@ -935,7 +931,6 @@ impl<'a> Search<'a> {
             Some(p) => (p, Some(request.name)),
             None => (request.name, None),
         };
-        let shown = data.name();
         let multiple = self.features.consumable_capacity && c.device.allow_multiple_allocations;
         let admin = request.admin();
         if !multiple && admin && self.allocating_for(&c.id, pos.claim) {
@@ -969,7 +964,6 @@ impl<'a> Search<'a> {
             }
             return Ok(None);
         }
-        let claim_key = kobj(claim);
         let n_constraints = self.constraints[pos.claim].len();
         for i in 0..n_constraints {
             if !self.constraints[pos.claim][i].add(base, sub, &c) {
@@ -978,8 +972,10 @@ impl<'a> Search<'a> {
                 }
                 if must {
                     return Err(format!(
-                        "claim {claim_key}, request {}: cannot add device {} because a claim constraint would not be satisfied",
-                        request.name, c.id
+                        "claim {}, request {}: cannot add device {} because a claim constraint would not be satisfied",
+                        kobj(claim),
+                        request.name,
+                        c.id
                     ));
                 }
                 for e in 0..i {
@@ -1026,8 +1022,9 @@ impl<'a> Search<'a> {
                 }
             }
         }
+        let request_name = self.requests[pos.claim][pos.request].subrequests[pos.sub].name();
         self.results[pos.claim].push(DeviceResult {
-            request: shown,
+            request: request_name,
             id: c.id,
             admin_access: admin,
             shared: multiple,
