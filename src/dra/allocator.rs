@@ -1304,30 +1304,20 @@ pub fn census(
                     .spec
                     .constraints
                     .iter()
-                    .filter_map(|con| match con {
-                        Constraint::MatchAttribute {
-                            requests,
-                            attribute,
-                        } if applies(
-                            requests,
-                            parent.unwrap_or(r.name),
-                            parent.map(|_| r.name),
-                        ) =>
-                        {
-                            Some(format!("matchAttribute {attribute}"))
-                        }
-                        Constraint::DistinctAttribute {
-                            requests,
-                            attribute,
-                        } if applies(
-                            requests,
-                            parent.unwrap_or(r.name),
-                            parent.map(|_| r.name),
-                        ) =>
-                        {
-                            Some(format!("distinctAttribute {attribute}"))
-                        }
-                        _ => None,
+                    .filter_map(|con| {
+                        let (kind, requests, attribute) = match con {
+                            Constraint::MatchAttribute {
+                                requests,
+                                attribute,
+                            } => ("matchAttribute", requests, attribute),
+                            Constraint::DistinctAttribute {
+                                requests,
+                                attribute,
+                            } => ("distinctAttribute", requests, attribute),
+                            Constraint::Unknown => return None,
+                        };
+                        applies(requests, parent.unwrap_or(r.name), parent.map(|_| r.name))
+                            .then(|| format!("{kind} {attribute}"))
                     })
                     .collect(),
             };
@@ -1379,25 +1369,31 @@ impl Search<'_> {
         if !self.features.binding_and_status && !c.device.binding_conditions.is_empty() {
             return Some("it has binding conditions (DRADeviceBindingConditions is off)".into());
         }
-        let selectors = data
-            .class
-            .selectors
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| (format!("DeviceClass {} selector #{i}", data.class.name), s))
+        // The class's selectors, then the request's; named only when one excludes the device.
+        let selectors = (data.class.selectors.iter().enumerate())
+            .map(|(i, &s)| (true, i, s))
             .chain(
                 request
                     .selectors
                     .iter()
                     .enumerate()
-                    .map(|(i, &s)| (format!("request {} selector #{i}", data.name()), s)),
+                    .map(|(i, &s)| (false, i, s)),
             );
-        for (what, sel) in selectors {
-            let expression = self.dra.selector_expression(sel);
+        for (of_class, i, sel) in selectors {
+            let what = || {
+                if of_class {
+                    format!("DeviceClass {} selector #{i}", data.class.name)
+                } else {
+                    format!("request {} selector #{i}", data.name())
+                }
+            };
             match self.dra.selector_result(sel, c.device.profile) {
                 Ok(true) => {}
-                Ok(false) => return Some(format!("{what} is false: {expression}")),
-                Err(e) => return Some(format!("{what} fails: CEL runtime error: {e}")),
+                Ok(false) => {
+                    let expression = self.dra.selector_expression(sel);
+                    return Some(format!("{} is false: {expression}", what()));
+                }
+                Err(e) => return Some(format!("{} fails: CEL runtime error: {e}", what())),
             }
         }
         if c.slice.per_device_node_selection == Some(true)

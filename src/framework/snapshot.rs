@@ -2,16 +2,16 @@
 //! (`nodeInfoSnapshot` and the listers upstream plugins read).
 
 use crate::dra::allocator::DeviceLocation;
-use crate::dra::objects::{
-    AllocatedDevice, AllocatedState, Allocation, Claim, ClaimSpec, node_name_selector,
-};
+use crate::dra::objects::{AllocatedDevice, AllocatedState, Allocation, Claim, node_name_selector};
 use crate::model::affinity::AffinityTerm;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::labels::Selector;
 use crate::model::node_info::{ImageState, NodeInfo};
 use crate::model::pod::{ClaimSource, Pod};
-use crate::plugins::dynamic_resources::{ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY};
+use crate::plugins::dynamic_resources::{
+    ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY, extended_resource_claim,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -263,22 +263,11 @@ impl Snapshot {
             let mut claim = match self.claim(pod.namespace, a.claim) {
                 Some(c) => Claim::clone(c),
                 // The in-memory claim for extended resources gets a name when PreBind creates it.
-                None if a.claim == EXTENDED_CLAIM_IN_MEMORY => Claim {
-                    namespace: pod.namespace,
-                    name: Str::new(format!("{}-extended-resources", pod.name)),
-                    uid: Str::new(format!("{}/extended-resources", pod.uid)),
-                    controller_uid: Some(pod.uid),
-                    deleting: false,
-                    extended_resource_claim: true,
-                    owner_uids: vec![(pod.uid, true)],
-                    spec: ClaimSpec {
-                        requests: Vec::new(),
-                        constraints: Vec::new(),
-                    },
-                    allocation: None,
-                    reserved_for: Vec::new(),
-                    device_conditions: HashMap::new(),
-                },
+                None if a.claim == EXTENDED_CLAIM_IN_MEMORY => extended_resource_claim(
+                    pod,
+                    Str::new(format!("{}-extended-resources", pod.name)),
+                    Str::new(format!("{}/extended-resources", pod.uid)),
+                ),
                 None => continue,
             };
             let node_selectors = if a.devices.iter().any(|d| d.location == DeviceLocation::Node) {

@@ -69,6 +69,27 @@ impl PreFilterState {
 
 /// The name of the in-memory claim for extended resources (`specialClaimInMemName`).
 pub const EXTENDED_CLAIM_IN_MEMORY: &str = "<extended-resources>";
+/// A new, unallocated claim for `pod`'s extended resources, controlled by the pod. Its
+/// requests depend on the node, so Filter builds them.
+pub fn extended_resource_claim(pod: &Pod, name: Str, uid: Str) -> Claim {
+    Claim {
+        namespace: pod.namespace,
+        name,
+        uid,
+        controller_uid: Some(pod.uid),
+        deleting: false,
+        extended_resource_claim: true,
+        owner_uids: vec![(pod.uid, true)],
+        spec: ClaimSpec {
+            requests: Vec::new(),
+            constraints: Vec::new(),
+        },
+        allocation: None,
+        reserved_for: Vec::new(),
+        device_conditions: Default::default(),
+    }
+}
+
 pub const CANNOT_FIT_RESOURCE: &str = "cannot fit resource";
 pub const CANNOT_SCHEDULE_EXTENDED_CLAIM: &str = "cannot schedule extended resource claim";
 pub const EXTENDED_CLAIM_DELETED: &str = "deletion of ResourceClaim completed";
@@ -408,22 +429,11 @@ impl DynamicResources {
         existing.sort_by_key(|c| c.name);
         let claim = match existing.first() {
             Some(c) => Arc::clone(c),
-            None => Arc::new(Claim {
-                namespace: pod.namespace,
-                name: Str::new(EXTENDED_CLAIM_IN_MEMORY),
-                uid: Str::empty(),
-                controller_uid: Some(pod.uid),
-                deleting: false,
-                extended_resource_claim: true,
-                owner_uids: vec![(pod.uid, true)],
-                spec: ClaimSpec {
-                    requests: Vec::new(),
-                    constraints: Vec::new(),
-                },
-                allocation: None,
-                reserved_for: Vec::new(),
-                device_conditions: Default::default(),
-            }),
+            None => Arc::new(extended_resource_claim(
+                pod,
+                Str::new(EXTENDED_CLAIM_IN_MEMORY),
+                Str::empty(),
+            )),
         };
         Some((requests, claim))
     }
