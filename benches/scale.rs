@@ -1,8 +1,10 @@
 //! Scale benchmarks (issue 6): `cargo bench --bench scale -- [--nodes 500,1000,2000,5000]
-//! [--pods-per-node 30] [--runs 5] [--yaml]`. Generates clusters with the gen-cluster example's
-//! generator (into target/bench-clusters, reused across runs), then prints the median of each
-//! figure: load (parse + index), explain of a plain pod and of a pod with zone spread and
-//! hostname anti-affinity, replica placement rates, and peak RSS.
+//! [--pods-per-node 30] [--gpus-per-node 8] [--runs 5] [--yaml]`. Generates clusters with the
+//! gen-cluster example's generator (into target/bench-clusters, reused across runs), then prints
+//! the median of each figure: load (parse + index), explain of a plain pod and of a pod with zone
+//! spread and hostname anti-affinity, replica placement rates, and peak RSS. With GPUs, a second
+//! table times explaining a pod with a one-GPU ResourceClaim, and one whose claim also has a
+//! request selector (the first explanation after load, and the median of the rest).
 
 use kubectl_sched::explain;
 use kubectl_sched::framework::profile::default_framework;
@@ -42,11 +44,16 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-fn cluster_file(nodes: usize, pods_per_node: usize, yaml: bool) -> PathBuf {
+fn cluster_file(nodes: usize, pods_per_node: usize, gpus: usize, yaml: bool) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-clusters");
     std::fs::create_dir_all(&dir).unwrap();
+    let gpus_part = if gpus > 0 {
+        format!("g{gpus}")
+    } else {
+        String::new()
+    };
     let path = dir.join(format!(
-        "c{nodes}x{pods_per_node}.{}",
+        "c{nodes}x{pods_per_node}{gpus_part}.{}",
         if yaml { "yaml" } else { "json" }
     ));
     if !path.exists() {
@@ -66,6 +73,8 @@ fn cluster_file(nodes: usize, pods_per_node: usize, yaml: bool) -> PathBuf {
                 &nodes.to_string(),
                 "--pods-per-node",
                 &pods_per_node.to_string(),
+                "--gpus-per-node",
+                &gpus.to_string(),
                 "-o",
             ])
             .arg(&path)
@@ -89,6 +98,23 @@ fn pod(yaml: &str) -> Pod {
 
 const PLAIN: &str = "metadata: {name: plain, namespace: payments-0}\nspec:\n  containers:\n  - name: c\n    image: registry.example.com/team/app-3:v1\n    resources: {requests: {cpu: 200m, memory: 256Mi}}\n";
 const SPREAD: &str = "metadata: {name: spread, namespace: payments-0, labels: {app: bench-spread}}\nspec:\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: bench-spread}}}\n  affinity:\n    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: bench-spread}}}\n  containers:\n  - name: c\n    image: registry.example.com/team/app-3:v1\n    resources: {requests: {cpu: 200m, memory: 256Mi}}\n";
+
+/// A pod with one ResourceClaim of payments-0.
+fn claim_pod(claim: &str) -> String {
+    format!(
+        "metadata: {{name: gpu-{claim}, namespace: payments-0}}\nspec:\n  containers:\n  - name: c\n    image: registry.example.com/team/app-3:v1\n    resources: {{requests: {{cpu: 200m, memory: 256Mi}}, claims: [{{name: gpu}}]}}\n  resourceClaims:\n  - {{name: gpu, resourceClaimName: {claim}}}\n"
+    )
+}
+
+/// The first explanation of `p` and the median of the next `runs`.
+fn time_first_and_rest(snapshot: &Snapshot, p: &Pod, runs: usize) -> (Duration, Duration) {
+    let fw = default_framework(Release::NEWEST.into());
+    let t = Instant::now();
+    let r = fw.schedule(snapshot, p);
+    assert!(!r.selected.is_empty(), "the GPU pod fits somewhere");
+    std::hint::black_box(explain::build(&fw, snapshot, p, &r));
+    (t.elapsed(), time_explain(snapshot, p, runs))
+}
 
 fn time_explain(snapshot: &Snapshot, p: &Pod, runs: usize) -> Duration {
     let fw = default_framework(Release::NEWEST.into());
@@ -125,6 +151,8 @@ fn main() {
     let runs: usize = arg("--runs").map_or(5, |s| s.parse().unwrap());
     let yaml = flag("--yaml");
     let replicas: usize = arg("--replicas").map_or(1000, |s| s.parse().unwrap());
+    let gpus: usize = arg("--gpus-per-node").map_or(0, |s| s.parse().unwrap());
+    let mut dra_rows = Vec::new();
     println!(
         "{:>6} {:>8} {:>10} {:>10} {:>12} {:>14} {:>15} {:>15} {:>9}",
         "nodes",
@@ -138,7 +166,7 @@ fn main() {
         "peak RSS"
     );
     for &n in &nodes {
-        let path = cluster_file(n, ppn, yaml);
+        let path = cluster_file(n, ppn, gpus, yaml);
         let mut load_times = Vec::new();
         let mut cluster = None;
         for _ in 0..runs.min(3) {
@@ -152,6 +180,11 @@ fn main() {
         let cluster = cluster.unwrap();
         let pods = cluster.pods.len();
         let snapshot = Snapshot::new(cluster, None);
+        if gpus > 0 {
+            let one = time_first_and_rest(&snapshot, &pod(&claim_pod("bench-gpu")), runs);
+            let a100 = time_first_and_rest(&snapshot, &pod(&claim_pod("bench-a100")), runs);
+            dra_rows.push((n, one, a100));
+        }
         let plain = time_explain(&snapshot, &pod(PLAIN), runs);
         let spread = time_explain(&snapshot, &pod(SPREAD), runs);
         let cluster = snapshot.cluster.clone();
@@ -167,5 +200,21 @@ fn main() {
             spread_rate,
             peak_rss_mb()
         );
+    }
+    if !dra_rows.is_empty() {
+        println!(
+            "\n{:>6} {:>6} {:>22} {:>22}",
+            "nodes", "GPUs", "1-GPU first / median", "+selector first / med"
+        );
+        for (n, one, a100) in dra_rows {
+            println!(
+                "{n:>6} {:>6} {:>10.2}ms {:>8.2}ms {:>10.2}ms {:>8.2}ms",
+                n * gpus,
+                one.0.as_secs_f64() * 1e3,
+                one.1.as_secs_f64() * 1e3,
+                a100.0.as_secs_f64() * 1e3,
+                a100.1.as_secs_f64() * 1e3
+            );
+        }
     }
 }

@@ -5,7 +5,11 @@
 //! Zones and regions, instance types, tainted control-plane nodes, GPU nodes with an extended
 //! resource and a taint, cordoned nodes; Deployments (ReplicaSets, Services, PDBs) and StatefulSets
 //! (with PVCs bound to zonal PVs) whose pods carry owner references, labels, requests, zone spread,
-//! hostname anti-affinity and host ports; DaemonSet pods on every node; PriorityClasses.
+//! hostname anti-affinity and host ports; DaemonSet pods on every node; PriorityClasses. With
+//! `--gpus-per-node N`, dynamic resource allocation too: a DeviceClass, one ResourceSlice of N
+//! GPUs per worker node (each with its own UUID), a quarter of them allocated to running pods'
+//! claims, and two pending claims in payments-0: `bench-gpu` (one GPU) and `bench-a100` (one
+//! GPU with a request selector).
 
 use serde_json::{Value, json};
 use std::io::{BufWriter, Write};
@@ -13,6 +17,7 @@ use std::io::{BufWriter, Write};
 struct Opts {
     nodes: usize,
     pods_per_node: usize,
+    gpus_per_node: usize,
     seed: u64,
     out: String,
 }
@@ -21,6 +26,7 @@ fn parse_args() -> Result<Opts, String> {
     let mut o = Opts {
         nodes: 1000,
         pods_per_node: 30,
+        gpus_per_node: 0,
         seed: 1,
         out: String::new(),
     };
@@ -34,6 +40,11 @@ fn parse_args() -> Result<Opts, String> {
                     .parse()
                     .map_err(|e| format!("--pods-per-node: {e}"))?
             }
+            "--gpus-per-node" => {
+                o.gpus_per_node = val()?
+                    .parse()
+                    .map_err(|e| format!("--gpus-per-node: {e}"))?
+            }
             "--seed" => o.seed = val()?.parse().map_err(|e| format!("--seed: {e}"))?,
             "-o" | "--output" => o.out = val()?,
             other => return Err(format!("unknown argument {other}")),
@@ -41,7 +52,7 @@ fn parse_args() -> Result<Opts, String> {
     }
     if o.out.is_empty() {
         return Err(
-            "usage: gen-cluster --nodes N --pods-per-node M --seed S -o FILE(.json|.yaml)[.gz]"
+            "usage: gen-cluster --nodes N --pods-per-node M [--gpus-per-node G] --seed S -o FILE(.json|.yaml)[.gz]"
                 .into(),
         );
     }
@@ -192,6 +203,58 @@ impl Gen {
         // GPU and cordoned nodes only run pods that ask for them (or ran before the cordon).
         node % 50 == 7 || node % 97 == 11
     }
+}
+
+/// DRA: a GPU DeviceClass, a slice per worker node, a quarter of the GPUs allocated to claims of
+/// running pods, and the pending claims the benchmark's pods use.
+fn dra_objects(g: &mut Gen, nodes: usize, gpus: usize) {
+    const DRIVER: &str = "gpu.nvidia.com";
+    g.items.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": DRIVER},
+        "spec": {"selectors": [{"cel": {"expression": format!("device.driver == \"{DRIVER}\"")}}]}}));
+    let gpu_request =
+        |name: &str| json!({"requests": [{"name": name, "exactly": {"deviceClassName": DRIVER}}]});
+    for n in 3..nodes {
+        let node = g.node_names[n].0.clone();
+        let product = if n % 3 == 0 {
+            "NVIDIA H100"
+        } else {
+            "NVIDIA A100"
+        };
+        let devices: Vec<Value> = (0..gpus)
+            .map(|d| {
+                json!({"name": format!("gpu-{d}"), "attributes": {
+                    "uuid": {"string": format!("GPU-{n:08x}-{d:04x}")},
+                    "productName": {"string": product},
+                    "driverVersion": {"version": "550.54.15"},
+                    "resource.kubernetes.io/pcieRoot": {"string": format!("pci0000:{:02x}", d / 2)}},
+                  "capacity": {"memory": {"value": "80Gi"}}})
+            })
+            .collect();
+        g.items.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": format!("{node}-{DRIVER}")},
+            "spec": {"driver": DRIVER, "nodeName": node,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}));
+        for d in (0..gpus).filter(|d| (n + d) % 4 == 0) {
+            let claim = format!("train-{n}-{d}");
+            g.items.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": claim, "namespace": "ml-0", "uid": format!("claim-{n}-{d}")},
+                "spec": {"devices": gpu_request("gpu")},
+                "status": {"allocation": {
+                    "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": node, "device": format!("gpu-{d}")}]},
+                    "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
+                  "reservedFor": [{"resource": "pods", "name": claim, "uid": format!("pod-{claim}")}]}}));
+        }
+    }
+    g.items.push(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "bench-gpu", "namespace": "payments-0", "uid": "bench-gpu"},
+        "spec": {"devices": gpu_request("gpu")}}),
+    );
+    g.items.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "bench-a100", "namespace": "payments-0", "uid": "bench-a100"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER,
+            "selectors": [{"cel": {"expression": "device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA A100\""}}]}}]}}}));
 }
 
 fn main() {
@@ -359,6 +422,9 @@ fn main() {
         }
     }
     g.items.push(json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "gp3"}, "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer"}));
+    if o.gpus_per_node > 0 {
+        dra_objects(&mut g, o.nodes, o.gpus_per_node);
+    }
     let out = std::fs::File::create(&o.out).unwrap_or_else(|e| panic!("{}: {e}", o.out));
     let gz = o.out.ends_with(".gz");
     let yaml = o.out.trim_end_matches(".gz").ends_with(".yaml")

@@ -10,6 +10,7 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod dra;
 pub mod explain;
 pub mod extender;
 pub mod framework;

@@ -58,3 +58,39 @@ pub fn explain_as(release: Release, cluster: Arc<Cluster>, pod: Value) -> Explan
     let result = fw.schedule(&snapshot, &p);
     explain::build(&fw, &snapshot, &p, &result)
 }
+
+/// A DeviceClass with CEL selectors.
+pub fn device_class(name: &str, selectors: &[&str]) -> Value {
+    let selectors: Vec<Value> = selectors
+        .iter()
+        .map(|e| json!({"cel": {"expression": e}}))
+        .collect();
+    json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": name}, "spec": {"selectors": selectors}})
+}
+
+/// A node-local ResourceSlice of driver `gpu.example.com`, the pool named after the node.
+pub fn gpu_slice(node: &str, devices: Value) -> Value {
+    json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": format!("{node}-gpu")},
+        "spec": {"driver": "gpu.example.com", "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices}})
+}
+
+/// A ResourceClaim `namespace/name` with these `spec.devices` (requests, constraints).
+pub fn resource_claim(key: &str, devices: Value) -> Value {
+    let (ns, name) = key.split_once('/').expect("namespace/name");
+    json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{name}")},
+        "spec": {"devices": devices}})
+}
+
+/// `pod` with `spec.resourceClaims` naming these claims.
+pub fn with_claims(mut pod: Value, claims: &[&str]) -> Value {
+    pod["spec"]["resourceClaims"] = claims
+        .iter()
+        .map(|c| json!({"name": c, "resourceClaimName": c}))
+        .collect();
+    pod
+}

@@ -516,3 +516,59 @@ fn the_release_modelled_is_named_and_chosen() {
         assert_eq!((code, out.as_str(), err.trim()), (2, "", error));
     }
 }
+
+/// A device selector that would not compile is bad input naming the file, the object, the field
+/// and the expression.
+#[test]
+fn a_selector_that_does_not_compile_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = dir.path().join("cluster.yaml");
+    std::fs::write(
+        &cluster,
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\nspec:\n  selectors:\n  - cel: {expression: 'device.drivr == \"gpu.example.com\"'}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus: {allocatable: {cpu: '1', pods: '10'}}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&[
+        "whatif",
+        "--snapshot",
+        cluster.to_str().unwrap(),
+        "-f",
+        &pod("web.yaml"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    for part in [
+        "cluster.yaml",
+        "DeviceClass gpu",
+        "spec.selectors[0].cel.expression",
+        "undefined field 'drivr'",
+        "device.drivr == \\\"gpu.example.com\\\"",
+    ] {
+        assert!(err.contains(part), "{part:?} missing from: {err}");
+    }
+}
+
+/// The table says what the chosen node would allocate and, for a node DynamicResources
+/// rejected, what each request finds there and which constraint no combination keeps.
+#[test]
+fn the_table_shows_device_allocation_and_why_devices_do_not_fit() {
+    let case = root().join("fixtures/conformance/dra-match-attribute");
+    let (code, out, err) = run(&[
+        "whatif",
+        "--scheduler-version",
+        "1.34",
+        "--color",
+        "never",
+        "--snapshot",
+        case.join("cluster.yaml").to_str().unwrap(),
+        "-f",
+        case.join("pod.yaml").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "DynamicResources: on node-1, claim gpu-claim gets gpu → gpu.example.com/node-1/gpu-1, nic → nic.example.com/node-1/nic-0",
+        "DynamicResources: node-2: claim gpu-claim request gpu wants 1 of class gpu.example.com: usable gpu.example.com/node-2/gpu-0",
+        "every request finds devices, but no combination of them keeps matchAttribute resource.kubernetes.io/pcieRoot",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
+}

@@ -63,9 +63,11 @@ fn reshape(ours: &Value, expected: &Value) -> Value {
     let mut filter = Map::new();
     let mut all_filters = Map::new();
     let mut scores = Map::new();
+    // A cycle that failed with an error leaves no per-node verdicts upstream.
+    let errored = !ours["error"].is_null();
     for n in &nodes {
         let name = n["name"].as_str().unwrap_or("").to_string();
-        if n["stage"] == "Filter" {
+        if n["stage"] == "Filter" && !errored {
             filter.insert(
                 name.clone(),
                 json!({"plugin": n["plugin"], "code": n["code"], "reasons": n["reasons"]}),
@@ -136,6 +138,9 @@ fn reshape(ours: &Value, expected: &Value) -> Value {
             .collect();
         out["extenderCalls"] = Value::Array(calls);
     }
+    if let Some(allocation) = ours.get("draAllocation") {
+        out["draAllocation"] = allocation.clone();
+    }
     normalise_reasons(&mut out);
     out
 }
@@ -194,6 +199,13 @@ fn diff(expected: &Value, actual: &Value) -> Vec<String> {
         if a != e {
             out.push(format!("  {k}:\n    expected {}\n    actual   {}", e, a));
         }
+    }
+    // Absent from the expectation means nothing was allocated.
+    if expected.get("draAllocation").is_none() && actual.get("draAllocation").is_some() {
+        out.push(format!(
+            "  draAllocation:\n    expected none\n    actual   {}",
+            actual["draAllocation"]
+        ));
     }
     out
 }

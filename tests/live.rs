@@ -48,6 +48,10 @@ fn whatif_reads_every_kind_concurrently_paginated_from_the_watch_cache() {
         "/api/v1/replicationcontrollers",
         "/apis/apps/v1/replicasets",
         "/apis/apps/v1/statefulsets",
+        "/apis/resource.k8s.io/v1/deviceclasses",
+        "/apis/resource.k8s.io/v1/resourceslices",
+        "/apis/resource.k8s.io/v1/resourceclaims",
+        "/apis/resource.k8s.io/v1/resourceclaimtemplates",
     ] {
         let reqs = server.requests_to(path);
         assert!(!reqs.is_empty(), "{path} was not listed");

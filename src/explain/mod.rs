@@ -5,11 +5,13 @@ pub mod extenders;
 pub mod placement;
 pub mod table;
 
+use crate::dra::allocator::RequestCensus;
 use crate::framework::runner::{CycleResult, Framework, NodeOutcome};
 use crate::framework::snapshot::Snapshot;
 use crate::framework::status::{Code, Status};
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
+use crate::plugins::dynamic_resources;
 use crate::release::ReleaseChoice;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -52,6 +54,10 @@ pub struct NodeExplanation {
     /// Normalised, weighted score per Score plugin (feasible nodes only).
     pub scores: BTreeMap<&'static str, i64>,
     pub total: Option<i64>,
+    /// Where DynamicResources rejected the node: per request of the pod's pending claims, the
+    /// devices there that could serve it and why the others cannot.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<RequestCensus>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -107,6 +113,19 @@ pub struct PreemptionExplanation {
     pub dropped_by_extenders: BTreeMap<String, String>,
 }
 
+/// One device the DynamicResources Reserve would allocate.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AllocatedDeviceExplanation {
+    /// `<request>` or `<request>/<subrequest>`.
+    pub request: String,
+    pub driver: Str,
+    pub pool: Str,
+    pub device: Str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub admin_access: bool,
+}
+
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Explanation {
@@ -133,6 +152,10 @@ pub struct Explanation {
     pub preemption: Option<PreemptionExplanation>,
     /// What VolumeBinding's Reserve/PreBind would do on the selected node.
     pub binding: Vec<String>,
+    /// Per selected node, the devices DynamicResources would allocate to each claim not
+    /// allocated yet, in allocation order; absent when nothing is allocated.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub dra_allocation: BTreeMap<Str, BTreeMap<Str, Vec<AllocatedDeviceExplanation>>>,
     /// Where the real scheduler's view differs from this exhaustive one.
     pub notes: Vec<String>,
     /// A plugin failed with an error (the real scheduler would retry the pod).
@@ -200,6 +223,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 all_reasons: BTreeMap::new(),
                 scores: BTreeMap::new(),
                 total: None,
+                devices: Vec::new(),
             };
             if let Some(g) = &r.gated {
                 e.stage = Some(Stage::PreEnqueue);
@@ -237,7 +261,13 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.reasons = first.reasons.clone();
                         e.all_reasons =
                             f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
+                        if e.all_reasons.contains_key(dynamic_resources::NAME) {
+                            let cx = crate::framework::plugin::Cx { pod, snapshot };
+                            e.devices = dynamic_resources::device_report(&fw.features, &cx, ni);
+                        }
                     }
+                    // A plugin's error stopped the cycle: no node has a verdict.
+                    None if r.error.is_some() => {}
                     None => e.stage = Some(Stage::NotEvaluated),
                 },
             }
@@ -380,6 +410,30 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
         message_before_post_filter: r.message_before_post_filter.clone(),
         preemption,
         binding: r.binding.clone(),
+        dra_allocation: r
+            .device_allocations
+            .iter()
+            .map(|(node, claims)| {
+                let claims = claims
+                    .iter()
+                    .map(|c| {
+                        let devices = c
+                            .devices
+                            .iter()
+                            .map(|d| AllocatedDeviceExplanation {
+                                request: d.request.clone(),
+                                driver: d.id.driver,
+                                pool: d.id.pool,
+                                device: d.id.device,
+                                admin_access: d.admin_access,
+                            })
+                            .collect();
+                        (c.claim, devices)
+                    })
+                    .collect();
+                (name_of(*node), claims)
+            })
+            .collect(),
         notes,
         error: r.error.as_ref().map(Status::message),
         extenders,

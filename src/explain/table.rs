@@ -4,6 +4,7 @@
 
 use super::{Explanation, NodeExplanation, Stage};
 use crate::term::{Column, Fit, Style, Table, TableOptions};
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 fn verdict(n: &NodeExplanation, selected: bool, style: Style) -> String {
@@ -172,8 +173,83 @@ fn summary(e: &Explanation, opts: TableOptions, out: &mut String) {
     for b in &e.binding {
         let _ = writeln!(out, "{} {b}", style.dim("VolumeBinding:"));
     }
+    devices(e, style, out);
     for note in &e.notes {
         let _ = writeln!(out, "{} {note}", style.dim("Note:"));
+    }
+}
+
+/// How many rejected nodes the table details; `-o json` has them all.
+const DEVICE_NODES_SHOWN: usize = 5;
+
+/// DynamicResources: what the chosen nodes would allocate, and on nodes it rejected, what each
+/// request finds there.
+fn devices(e: &Explanation, style: Style, out: &mut String) {
+    let label = style.dim("DynamicResources:");
+    for (node, claims) in &e.dra_allocation {
+        for (claim, devices) in claims {
+            let list: Vec<String> = devices
+                .iter()
+                .map(|d| {
+                    let admin = if d.admin_access {
+                        " (admin access)"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "{} → {}/{}/{}{admin}",
+                        d.request, d.driver, d.pool, d.device
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "{label} on {node}, claim {claim} gets {}",
+                list.join(", ")
+            );
+        }
+    }
+    let rejected: Vec<&NodeExplanation> =
+        e.nodes.iter().filter(|n| !n.devices.is_empty()).collect();
+    for n in rejected.iter().take(DEVICE_NODES_SHOWN) {
+        let mut all_served = true;
+        for r in &n.devices {
+            let enough = r
+                .wants
+                .parse::<usize>()
+                .map_or(!r.usable.is_empty(), |w| r.usable.len() >= w);
+            all_served &= enough;
+            let usable = if r.usable.is_empty() {
+                "none usable".to_string()
+            } else {
+                format!("usable {}", r.usable.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "{label} {}: claim {} request {} wants {} of class {}: {usable}",
+                n.name, r.claim, r.request, r.wants, r.device_class
+            );
+            for x in &r.excluded {
+                let _ = writeln!(out, "    {}: {}", x.device, x.reason);
+            }
+        }
+        let constraints: BTreeSet<&String> =
+            n.devices.iter().flat_map(|r| &r.constraints).collect();
+        if all_served && !constraints.is_empty() {
+            let list: Vec<&str> = constraints.iter().map(|c| c.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "    every request finds devices, but no combination of them keeps {}",
+                list.join(", ")
+            );
+        }
+    }
+    if rejected.len() > DEVICE_NODES_SHOWN {
+        let _ = writeln!(
+            out,
+            "{label} {} more node(s) rejected; -o json lists their devices",
+            rejected.len() - DEVICE_NODES_SHOWN
+        );
     }
 }
 
@@ -265,7 +341,11 @@ fn preemption(
         style.bold("Preemption"),
         plain_reason(e, p)
     );
-    out.push_str("  (the message starts with \"no new claims to deallocate\": the DynamicResources PostFilter runs first in the default profile and has nothing to free for a pod without resource claims)\n");
+    if p.message
+        .starts_with(crate::plugins::dynamic_resources::NO_NEW_CLAIMS)
+    {
+        out.push_str("  (the message starts with \"no new claims to deallocate\": the DynamicResources PostFilter runs first in the default profile and has nothing to free for a pod without resource claims)\n");
+    }
 }
 
 /// Why preemption cannot help, in words: which filters block which nodes.

@@ -3,9 +3,9 @@
 //! nominated-pods pass try "what if" without disturbing the cycle.
 
 use crate::plugins::{
-    inter_pod_affinity, node_affinity, node_ports, node_resources_balanced_allocation,
-    node_resources_fit, node_volume_limits, pod_topology_spread, taint_toleration, volume_binding,
-    volume_restrictions, volume_zone,
+    dynamic_resources, inter_pod_affinity, node_affinity, node_ports,
+    node_resources_balanced_allocation, node_resources_fit, node_volume_limits,
+    pod_topology_spread, taint_toleration, volume_binding, volume_restrictions, volume_zone,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -30,8 +30,8 @@ pub struct CycleState {
     pub volume_binding: Option<volume_binding::PreFilterState>,
     pub volume_zone: Option<volume_zone::PreFilterState>,
     pub node_volume_limits: Option<node_volume_limits::PreFilterState>,
-    /// DynamicResources ran its PreFilter (its PostFilter reads this).
-    pub dynamic_resources_prefiltered: bool,
+    /// Set when DynamicResources' PreFilter ran (its PostFilter fails without it).
+    pub dynamic_resources: Option<dynamic_resources::PreFilterState>,
 }
 
 impl CycleState {

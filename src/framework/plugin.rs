@@ -99,7 +99,7 @@ pub trait Plugin: Send + Sync {
     /// The extension points this plugin implements.
     fn points(&self) -> Points;
 
-    fn pre_enqueue(&self, _pod: &Pod) -> Status {
+    fn pre_enqueue(&self, _cx: &Cx) -> Status {
         Status::success()
     }
 
@@ -168,6 +168,17 @@ pub trait Plugin: Send + Sync {
 
     /// What this plugin's Reserve/PreBind would do for the chosen node, in words (VolumeBinding).
     fn describe_binding(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The devices this plugin's Reserve would allocate on the chosen node, per claim
+    /// (DynamicResources).
+    fn reserve_allocations(
+        &self,
+        _cx: &Cx,
+        _state: &CycleState,
+        _node: &NodeInfo,
+    ) -> Vec<crate::plugins::dynamic_resources::ClaimAllocation> {
         Vec::new()
     }
 

@@ -12,6 +12,7 @@ use super::status::{Code, Status};
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
+use crate::plugins::dynamic_resources::ClaimAllocation;
 use crate::plugins::feature::Features;
 use crate::release::ReleaseChoice;
 use rayon::prelude::*;
@@ -127,6 +128,20 @@ pub struct CycleResult {
     pub extender_calls: Vec<extender::Call>,
     /// Feasible nodes scored as the Node object a non-nodeCacheCapable extender returned.
     pub scored_as_returned: Vec<usize>,
+    /// Per selected node (by index), the devices Reserve would allocate to the pod's claims.
+    pub device_allocations: Vec<(usize, Vec<ClaimAllocation>)>,
+}
+
+impl CycleResult {
+    /// A plugin failed with an error: the cycle stops, nothing is feasible, and the event
+    /// carries the error.
+    fn fail(&mut self, error: Status) {
+        self.feasible.clear();
+        self.scores.clear();
+        self.message = error.message();
+        self.message_before_post_filter = self.message.clone();
+        self.error = Some(error);
+    }
 }
 
 fn rejected_reasons_status(plugin: &'static str, s: Status) -> Status {
@@ -558,9 +573,10 @@ impl Framework {
             binding: Vec::new(),
             extender_calls: Vec::new(),
             scored_as_returned: Vec::new(),
+            device_allocations: Vec::new(),
         };
         for &i in &self.pre_enqueue {
-            let s = self.plugin(i).pre_enqueue(pod);
+            let s = self.plugin(i).pre_enqueue(&cx);
             if !s.is_success() {
                 result.gated = Some(s.with_plugin(self.plugin(i).name()));
                 return result;
@@ -576,7 +592,7 @@ impl Framework {
         result.prefilter = pre_status.clone();
         result.prefilter_nodes = pre_nodes.clone();
         if !pre_status.is_success() && !pre_status.is_rejected() {
-            result.error = Some(pre_status);
+            result.fail(pre_status);
             return result;
         }
         let mut statuses = NodeToStatus {
@@ -629,7 +645,8 @@ impl Framework {
             result.nodes[i] = NodeOutcome::Filtered(r);
         }
         result.feasible.sort_unstable();
-        if result.error.is_some() {
+        if let Some(e) = result.error.take() {
+            result.fail(e);
             return result;
         }
         let mut feasible = match self.pass_extenders(&cx, &mut statuses, &mut result) {
@@ -661,7 +678,7 @@ impl Framework {
         match self.score_nodes(&cx, &mut state, &feasible_infos) {
             Ok(scores) => result.scores = scores,
             Err(e) => {
-                result.error = Some(e);
+                result.fail(e);
                 return result;
             }
         }
@@ -693,6 +710,19 @@ impl Framework {
             }
         };
         result.selected.sort_by_key(|&i| snapshot.nodes[i].name());
+        for &node in &result.selected {
+            let allocations: Vec<ClaimAllocation> = self
+                .reserve
+                .iter()
+                .flat_map(|&i| {
+                    self.plugin(i)
+                        .reserve_allocations(&cx, &state, &snapshot.nodes[node])
+                })
+                .collect();
+            if !allocations.is_empty() {
+                result.device_allocations.push((node, allocations));
+            }
+        }
         if let Some(&first) = result.selected.first() {
             for &i in &self.pre_bind {
                 result.binding.extend(self.plugin(i).describe_binding(

@@ -83,12 +83,17 @@ pub fn place_reporting(
     placed: &mut dyn FnMut(usize),
 ) -> Sequence {
     // Nominated pods make filtering two-pass per node, and replicas sharing a claim can change
-    // what PreFilter decides (a ReadWriteOncePod claim becomes "in use"): keep those paths simple
-    // and exact by scheduling each replica from scratch.
+    // what PreFilter decides (a ReadWriteOncePod claim becomes "in use", a ResourceClaim gets
+    // allocated): keep those paths simple and exact by scheduling each replica from scratch.
     let shares_claims = template
         .volumes
         .iter()
-        .any(|v| v.persistent_volume_claim.is_some());
+        .any(|v| v.persistent_volume_claim.is_some())
+        || crate::plugins::dynamic_resources::takes_devices(
+            &fw.features,
+            &snapshot.cluster.dra,
+            template,
+        );
     if snapshot.nominated.is_empty() && !shares_claims {
         Incremental::new(fw).place(snapshot, template, limit, placed)
     } else {
@@ -107,6 +112,7 @@ pub fn place_one_by_one(
     let mut out = Sequence::default();
     for i in 1..=limit {
         let mut pod = replica(template, i);
+        snapshot.generate_template_claims(&mut pod);
         let result = fw.decide(snapshot, &pod);
         let Some(&chosen) = result.selected.first() else {
             out.stopped = Some(stopped_message(fw, snapshot, &pod));
@@ -133,6 +139,13 @@ pub fn place_one_by_one(
                 .collect(),
         ));
         placed(out.placements.len());
+        let allocations = result
+            .device_allocations
+            .iter()
+            .find(|(n, _)| *n == chosen)
+            .map(|(_, a)| a.clone())
+            .unwrap_or_default();
+        snapshot.allocate_claims(&pod, node, &allocations);
         pod.node_name = Some(node);
         snapshot.assume(Arc::new(pod), node);
     }
@@ -197,6 +210,7 @@ impl<'a> Incremental<'a> {
     }
 
     /// Whether a node fails some filter: its cached node-local verdicts, then the other filters.
+    /// `Err` when a filter fails with an error, which ends the cycle.
     fn fails(
         &self,
         cx: &Cx,
@@ -204,11 +218,20 @@ impl<'a> Incremental<'a> {
         node: &NodeInfo,
         cache: &NodeCache,
         global: &[usize],
-    ) -> bool {
-        cache.local_fail
-            || global
-                .iter()
-                .any(|&k| !self.filter_plugin(k).filter(cx, state, node).is_success())
+    ) -> Result<bool, ()> {
+        if cache.local_fail {
+            return Ok(true);
+        }
+        for &k in global {
+            let s = self.filter_plugin(k).filter(cx, state, node);
+            if s.code == crate::framework::status::Code::Error {
+                return Err(());
+            }
+            if !s.is_success() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn place(
@@ -224,11 +247,14 @@ impl<'a> Incremental<'a> {
             return out;
         }
         let mut pod = replica(template, 1);
-        if fw
-            .pre_enqueue
-            .iter()
-            .any(|&i| !fw.plugin(i).pre_enqueue(&pod).is_success())
-        {
+        if fw.pre_enqueue.iter().any(|&i| {
+            !fw.plugin(i)
+                .pre_enqueue(&Cx {
+                    pod: &pod,
+                    snapshot,
+                })
+                .is_success()
+        }) {
             out.stopped = Some(stopped_message(fw, snapshot, &pod));
             return out;
         }
@@ -291,15 +317,26 @@ impl<'a> Incremental<'a> {
                 pod: &pod,
                 snapshot,
             };
-            let passes =
-                |&n: &usize| !self.fails(&cx, &state, &snapshot.nodes[n], &cache[n], &global);
+            let verdict = |&n: &usize| {
+                (
+                    n,
+                    self.fails(&cx, &state, &snapshot.nodes[n], &cache[n], &global),
+                )
+            };
+            let verdicts: Vec<(usize, Result<bool, ()>)> =
+                if fw.parallel && !global.is_empty() && candidates.len() > 64 {
+                    candidates.par_iter().map(verdict).collect()
+                } else {
+                    candidates.iter().map(verdict).collect()
+                };
             feasible.clear();
-            if fw.parallel && !global.is_empty() && candidates.len() > 64 {
-                feasible.par_extend(candidates.par_iter().copied().filter(passes));
-            } else {
-                feasible.extend(candidates.iter().copied().filter(passes));
-            }
-            if feasible.is_empty() {
+            feasible.extend(
+                verdicts
+                    .iter()
+                    .filter(|(_, v)| *v == Ok(false))
+                    .map(|&(n, _)| n),
+            );
+            if feasible.is_empty() || verdicts.iter().any(|(_, v)| v.is_err()) {
                 out.stopped = Some(stopped_message(fw, snapshot, &pod));
                 break;
             }

@@ -77,6 +77,8 @@ pub struct Cluster {
     pub leases: Vec<k8s_openapi::api::coordination::v1::Lease>,
     pub lease_candidates: Vec<serde_json::Value>,
     pub events: Vec<k8s::Event>,
+    /// DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates.
+    pub dra: Arc<crate::dra::objects::Dra>,
     pub meta: SnapshotMeta,
     pub warnings: Vec<String>,
 }
@@ -168,6 +170,7 @@ pub struct ClusterBuilder {
     seen: rustc_hash::FxHashSet<(&'static str, Str, Str)>,
     /// Field errors of objects the API server would have refused, and how many there are.
     invalid: (Vec<String>, usize),
+    dra: crate::dra::objects::DraBuilder,
 }
 
 /// `namespace/name`, or `name` for a cluster-scoped object.
@@ -295,6 +298,10 @@ impl ClusterBuilder {
             Object::RuntimeClass(x) => ("RuntimeClass", &x.metadata, false),
             Object::Lease(x) => ("Lease", &x.metadata, true),
             Object::Event(x) => ("Event", &x.metadata, true),
+            Object::DeviceClass(x) => ("DeviceClass", &x.metadata, false),
+            Object::ResourceSlice(x) => ("ResourceSlice", &x.metadata, false),
+            Object::ResourceClaim(x) => ("ResourceClaim", &x.metadata, true),
+            Object::ResourceClaimTemplate(x) => ("ResourceClaimTemplate", &x.metadata, true),
             Object::Pod(_) | Object::LeaseCandidate(_) | Object::SnapshotInfo(_) => return true,
         };
         let namespace = namespaced.then(|| meta.namespace.as_deref().unwrap_or("default"));
@@ -469,6 +476,10 @@ impl ClusterBuilder {
             Object::Lease(l) => c.leases.push(*l),
             Object::LeaseCandidate(l) => c.lease_candidates.push(*l),
             Object::Event(e) => c.events.push(*e),
+            Object::DeviceClass(x) => self.dra.add_class(*x),
+            Object::ResourceSlice(x) => self.dra.add_slice(*x),
+            Object::ResourceClaim(x) => self.dra.add_claim(*x),
+            Object::ResourceClaimTemplate(x) => self.dra.add_template(*x),
             Object::SnapshotInfo(meta) => c.meta = *meta,
         }
     }
@@ -533,6 +544,7 @@ impl ClusterBuilder {
                 pod.preemption_never = never;
             }
         }
+        self.cluster.dra = Arc::new(self.dra.finish(&mut self.errors));
         if !self.errors.is_empty() {
             return Err(ObjectErrors(self.errors));
         }

@@ -61,6 +61,27 @@ pub struct OwnerRef {
     pub controller: bool,
 }
 
+/// Where a pod's resource claim comes from (`resourceclaim.Name`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClaimSource {
+    /// `resourceClaimName`.
+    Claim(Str),
+    /// `resourceClaimTemplateName`, and what `status.resourceClaimStatuses` says the claim
+    /// controller did: `None` not yet, `Some(None)` deliberately no claim.
+    Template {
+        template: Str,
+        generated: Option<Option<Str>>,
+    },
+    /// Neither is set.
+    Unsupported,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodResourceClaim {
+    pub name: Str,
+    pub source: ClaimSource,
+}
+
 #[derive(Clone, Debug)]
 pub struct Pod {
     pub namespace: Str,
@@ -107,7 +128,8 @@ pub struct Pod {
     pub topology_spread_constraints: Vec<k8s::TopologySpreadConstraint>,
     pub volumes: Vec<k8s::Volume>,
     pub scheduling_gates: Vec<Str>,
-    pub resource_claims: Vec<Str>,
+    /// `spec.resourceClaims`, with the claim each one names.
+    pub resource_claims: Vec<PodResourceClaim>,
     /// Init and app container images, normalised (`:latest` added when untagged).
     pub images: Vec<Str>,
     /// The images of image volumes, normalised likewise.
@@ -456,7 +478,22 @@ impl Pod {
                 .resource_claims
                 .iter()
                 .flatten()
-                .map(|c| Str::new(&c.name))
+                .map(|c| PodResourceClaim {
+                    name: Str::new(&c.name),
+                    source: match (&c.resource_claim_name, &c.resource_claim_template_name) {
+                        (Some(n), _) => ClaimSource::Claim(Str::new(n)),
+                        (None, Some(t)) => ClaimSource::Template {
+                            template: Str::new(t),
+                            generated: p
+                                .status
+                                .as_ref()
+                                .and_then(|s| s.resource_claim_statuses.as_ref())
+                                .and_then(|st| st.iter().find(|s| s.name == c.name))
+                                .map(|s| s.resource_claim_name.as_deref().map(Str::new)),
+                        },
+                        (None, None) => ClaimSource::Unsupported,
+                    },
+                })
                 .collect(),
             images,
             volume_images: spec

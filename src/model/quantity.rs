@@ -227,6 +227,24 @@ impl Quantity {
     pub fn value(self) -> i64 {
         scaled(self.nanos, NANO)
     }
+
+    /// `Quantity.Sign()`.
+    pub fn signum(self) -> i64 {
+        self.nanos.signum() as i64
+    }
+
+    /// `Quantity.AsInt64()`: the value when it is a whole number that fits an int64.
+    pub fn as_int64(self) -> Option<i64> {
+        if self.nanos % NANO != 0 {
+            return None;
+        }
+        i64::try_from(self.nanos / NANO).ok()
+    }
+
+    /// The value in nanounits, for conversions such as `AsApproximateFloat64()`.
+    pub fn nanos(self) -> i128 {
+        self.nanos
+    }
 }
 
 impl std::ops::Add for Quantity {
@@ -234,6 +252,15 @@ impl std::ops::Add for Quantity {
     fn add(self, other: Quantity) -> Quantity {
         Quantity {
             nanos: self.nanos.saturating_add(other.nanos),
+        }
+    }
+}
+
+impl std::ops::Sub for Quantity {
+    type Output = Quantity;
+    fn sub(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: self.nanos.saturating_sub(other.nanos),
         }
     }
 }

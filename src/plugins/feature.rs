@@ -63,6 +63,21 @@ pub struct Features {
     /// A successful preemption says where and how many pods it evicts in the FailedScheduling
     /// message (1.37).
     pub preemption_success_message: bool,
+    /// The structured allocator is the "incubating" variant (1.35): with 1.34's gates upstream
+    /// selects the "experimental" one, which uses incomplete pools and fails on invalid ones.
+    pub dra_incubating_allocator: bool,
+    /// The allocator gives back the counters and constraint entries of a device it rejects or
+    /// backtracks from (1.36.3).
+    pub dra_rolls_back_rejected_devices: bool,
+    /// Shared-counter caches are keyed by driver and pool, not by pool name (1.36.4).
+    pub dra_counters_by_pool_id: bool,
+    /// Counters consumed by devices shared through consumable capacity count (1.36.2).
+    pub dra_counters_count_shared_devices: bool,
+    /// DynamicResources' Score finds the allocation of each claim when a pod mixes allocated
+    /// and unallocated claims (1.36.2); before, it fails the cycle.
+    pub dra_score_handles_allocated_claims: bool,
+    /// "ResourceClaim … was not created for Pod … (Pod is not owner)", capitalised (1.36).
+    pub dra_not_owner_message_capitalised: bool,
 }
 
 impl Features {
@@ -96,6 +111,12 @@ impl Features {
             dra_binding_timeout_field: since(35),
             fit_args_ratio_with_type: since(36),
             preemption_success_message: since(37),
+            dra_incubating_allocator: since(35),
+            dra_rolls_back_rejected_devices: release.at_least(36, 3),
+            dra_counters_by_pool_id: release.at_least(36, 4),
+            dra_counters_count_shared_devices: release.at_least(36, 2),
+            dra_score_handles_allocated_claims: release.at_least(36, 2),
+            dra_not_owner_message_capitalised: since(36),
         }
     }
 }

@@ -94,9 +94,10 @@ pub fn new_plugin(name: &str, args: &PluginArgs, features: &Features) -> Option<
         node_ports::NAME => Arc::new(node_ports::NodePorts),
         node_resources_fit::NAME => Arc::new(node_resources_fit::NodeResourcesFit {
             args: args.node_resources_fit.clone(),
+            dra_extended_resource: features.enable_dra_extended_resource,
         }),
         dynamic_resources::NAME => Arc::new(dynamic_resources::DynamicResources {
-            scores: features.dynamic_resources_scores,
+            features: *features,
         }),
         default_preemption::NAME => Arc::new(default_preemption::DefaultPreemption {
             args: args.default_preemption.clone(),

@@ -4,10 +4,12 @@
 
 use super::helper::{ShapePoint, broken_linear};
 use super::resource_allocation::{self, ResourceSpec};
+use crate::dra::objects::Dra;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::{Code, Status};
+use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::resource::{self, RequestOptions, Resource};
 
@@ -67,6 +69,9 @@ pub struct PreScoreState {
 
 pub struct NodeResourcesFit {
     pub args: Args,
+    /// DRAExtendedResource: an extended resource the node does not offer but a DeviceClass
+    /// backs is left to DynamicResources (1.36).
+    pub dra_extended_resource: bool,
 }
 
 /// One resource the node lacks, as `InsufficientResource`.
@@ -91,8 +96,20 @@ impl NodeResourcesFit {
                 && self.args.ignored_resource_groups.iter().any(|g| g == group))
     }
 
+    /// `shouldDelegateResourceToDRA`.
+    fn delegated(&self, name: Str, node: &NodeInfo, dra: &Dra) -> bool {
+        self.dra_extended_resource
+            && node.allocatable().scalar(name) <= 0
+            && dra.extended_resources.contains_key(&name)
+    }
+
     /// `fitsRequest`.
-    pub fn insufficient(&self, request: &Resource, node: &NodeInfo) -> Vec<Insufficient> {
+    pub fn insufficient(
+        &self,
+        request: &Resource,
+        node: &NodeInfo,
+        dra: &Dra,
+    ) -> Vec<Insufficient> {
         let mut out = Vec::new();
         let alloc = node.allocatable();
         let used = &node.requested;
@@ -146,7 +163,7 @@ impl NodeResourcesFit {
         let mut scalars = request.scalars.clone();
         scalars.sort_by_key(|s| s.0);
         for (name, req) in scalars {
-            if req == 0 || self.ignored(&name) {
+            if req == 0 || self.ignored(&name) || self.delegated(name, node, dra) {
                 continue;
             }
             let (cap, in_use) = (alloc.scalar(name), used.scalar(name));
@@ -234,13 +251,13 @@ impl Plugin for NodeResourcesFit {
         (Status::success(), None)
     }
 
-    fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+    fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
         let Some(s) = &state.node_resources_fit else {
             return Status::error(
                 "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found",
             );
         };
-        let insufficient = self.insufficient(&s.request, node);
+        let insufficient = self.insufficient(&s.request, node, &cx.snapshot.cluster.dra);
         if insufficient.is_empty() {
             return Status::success();
         }

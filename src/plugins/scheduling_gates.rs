@@ -1,8 +1,7 @@
 //! SchedulingGates (PreEnqueue): a pod with scheduling gates is never tried.
 
-use crate::framework::plugin::{Plugin, Points};
+use crate::framework::plugin::{Cx, Plugin, Points};
 use crate::framework::status::Status;
-use crate::model::pod::Pod;
 
 pub const NAME: &str = "SchedulingGates";
 
@@ -17,7 +16,8 @@ impl Plugin for SchedulingGates {
         Points::PRE_ENQUEUE
     }
 
-    fn pre_enqueue(&self, pod: &Pod) -> Status {
+    fn pre_enqueue(&self, cx: &Cx) -> Status {
+        let pod = cx.pod;
         if pod.scheduling_gates.is_empty() {
             return Status::success();
         }

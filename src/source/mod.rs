@@ -15,6 +15,9 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::resource::v1::{
+    DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
+};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{
     CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment,
@@ -66,8 +69,15 @@ pub enum Object {
     Lease(Box<Lease>),
     LeaseCandidate(Box<serde_json::Value>),
     Event(Box<Event>),
+    DeviceClass(Box<DeviceClass>),
+    ResourceSlice(Box<ResourceSlice>),
+    ResourceClaim(Box<ResourceClaim>),
+    ResourceClaimTemplate(Box<ResourceClaimTemplate>),
     SnapshotInfo(Box<SnapshotMeta>),
 }
+
+/// The API version of the DRA kinds the tool reads (GA since v1.34).
+pub const RESOURCE_API_VERSION: &str = "resource.k8s.io/v1";
 
 /// The apiVersion/kind of the record `snapshot` adds to the files it writes.
 pub const SNAPSHOT_INFO_API_VERSION: &str = "kubectl-sched.io/v1";
@@ -101,6 +111,9 @@ fn read_version(kind: &str) -> Option<&'static str> {
         "Lease" => Lease::API_VERSION,
         // Read in whichever version the server offers: only a few fields are used.
         "LeaseCandidate" => "coordination.k8s.io/",
+        "DeviceClass" | "ResourceSlice" | "ResourceClaim" | "ResourceClaimTemplate" => {
+            RESOURCE_API_VERSION
+        }
         SNAPSHOT_INFO_KIND => SNAPSHOT_INFO_API_VERSION,
         _ => return None,
     })
@@ -191,6 +204,10 @@ impl Object {
             "Lease" => Object::Lease(typed(d)?),
             "LeaseCandidate" => Object::LeaseCandidate(typed(d)?),
             "Event" => Object::Event(typed(d)?),
+            "DeviceClass" => Object::DeviceClass(typed(d)?),
+            "ResourceSlice" => Object::ResourceSlice(typed(d)?),
+            "ResourceClaim" => Object::ResourceClaim(typed(d)?),
+            "ResourceClaimTemplate" => Object::ResourceClaimTemplate(typed(d)?),
             SNAPSHOT_INFO_KIND => {
                 #[derive(serde::Deserialize)]
                 struct Info {
@@ -240,6 +257,10 @@ impl Dump {
             Object::Lease(x) => self.leases.push(*x),
             Object::LeaseCandidate(x) => self.lease_candidates.push(*x),
             Object::Event(x) => self.events.push(*x),
+            Object::DeviceClass(x) => self.device_classes.push(*x),
+            Object::ResourceSlice(x) => self.resource_slices.push(*x),
+            Object::ResourceClaim(x) => self.resource_claims.push(*x),
+            Object::ResourceClaimTemplate(x) => self.resource_claim_templates.push(*x),
             Object::SnapshotInfo(x) => self.meta = *x,
         }
     }
@@ -319,6 +340,26 @@ impl Dump {
                     .map(|x| Object::LeaseCandidate(Box::new(x))),
             )
             .chain(self.events.into_iter().map(|x| Object::Event(Box::new(x))))
+            .chain(
+                self.device_classes
+                    .into_iter()
+                    .map(|x| Object::DeviceClass(Box::new(x))),
+            )
+            .chain(
+                self.resource_slices
+                    .into_iter()
+                    .map(|x| Object::ResourceSlice(Box::new(x))),
+            )
+            .chain(
+                self.resource_claims
+                    .into_iter()
+                    .map(|x| Object::ResourceClaim(Box::new(x))),
+            )
+            .chain(
+                self.resource_claim_templates
+                    .into_iter()
+                    .map(|x| Object::ResourceClaimTemplate(Box::new(x))),
+            )
     }
 }
 
@@ -345,6 +386,10 @@ pub struct Dump {
     pub leases: Vec<Lease>,
     pub lease_candidates: Vec<serde_json::Value>,
     pub events: Vec<Event>,
+    pub device_classes: Vec<DeviceClass>,
+    pub resource_slices: Vec<ResourceSlice>,
+    pub resource_claims: Vec<ResourceClaim>,
+    pub resource_claim_templates: Vec<ResourceClaimTemplate>,
     pub meta: SnapshotMeta,
     /// One line per kind the tool does not read, with how many objects were skipped.
     pub warnings: Vec<String>,

@@ -112,7 +112,11 @@ pub fn redact(dump: &mut Dump) {
         stateful_sets,
         runtime_classes,
         leases,
-        events
+        events,
+        device_classes,
+        resource_slices,
+        resource_claims,
+        resource_claim_templates
     );
     dump.lease_candidates.iter_mut().for_each(redact_value_meta);
     dump.pods
@@ -154,6 +158,13 @@ pub fn counts(dump: &Dump) -> Vec<(&'static str, usize)> {
         ("leases", dump.leases.len()),
         ("leasecandidates", dump.lease_candidates.len()),
         ("events", dump.events.len()),
+        ("deviceclasses", dump.device_classes.len()),
+        ("resourceslices", dump.resource_slices.len()),
+        ("resourceclaims", dump.resource_claims.len()),
+        (
+            "resourceclaimtemplates",
+            dump.resource_claim_templates.len(),
+        ),
     ]
 }
 
@@ -224,6 +235,10 @@ pub fn write<W: Write>(dump: &Dump, format: Format, out: &mut W) -> std::io::Res
     w.all(&dump.replica_sets)?;
     w.all(&dump.stateful_sets)?;
     w.all(&dump.runtime_classes)?;
+    w.all(&dump.device_classes)?;
+    w.all(&dump.resource_slices)?;
+    w.all(&dump.resource_claims)?;
+    w.all(&dump.resource_claim_templates)?;
     w.all(&dump.leases)?;
     w.all(&dump.lease_candidates)?;
     w.all(&dump.events)?;

@@ -12,6 +12,9 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::resource::v1::{
+    DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
+};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::storage::v1::{
     CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment,
@@ -66,6 +69,14 @@ fn consequence(plural: &str) -> &'static str {
             "storage capacity of drivers that track it is unknown to VolumeBinding"
         }
         "volumeattachments" => "volumes attached without a pod are unknown to NodeVolumeLimits",
+        "deviceclasses" => "pods with resource claims look as if their device classes were missing",
+        "resourceslices" => {
+            "no devices are known: pods with unallocated resource claims fit nowhere"
+        }
+        "resourceclaims" => {
+            "pods with resource claims look as if their claims were missing, and allocated devices look free"
+        }
+        "resourceclaimtemplates" => "workload replicas cannot get claims from their templates",
         "services" | "replicationcontrollers" | "replicasets" | "statefulsets" => {
             "default topology spreading does not see the pods' owners and services"
         }
@@ -462,6 +473,10 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         "replicasets",
         "statefulsets",
         "runtimeclasses",
+        "deviceclasses",
+        "resourceslices",
+        "resourceclaims",
+        "resourceclaimtemplates",
     ];
     if plan.snapshot || plan.pending_events || plan.pod.is_some() {
         kinds.push("events");
@@ -530,6 +545,18 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     let runtime_classes = spawn(&reader, |r| async move {
         r.optional_kind::<RuntimeClass>().await
     });
+    let device_classes = spawn(&reader, |r| async move {
+        r.optional_kind::<DeviceClass>().await
+    });
+    let resource_slices = spawn(&reader, |r| async move {
+        r.optional_kind::<ResourceSlice>().await
+    });
+    let resource_claims = spawn(&reader, |r| async move {
+        r.optional_kind::<ResourceClaim>().await
+    });
+    let resource_claim_templates = spawn(&reader, |r| async move {
+        r.optional_kind::<ResourceClaimTemplate>().await
+    });
     let the_pod = plan
         .pod
         .clone()
@@ -566,6 +593,10 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
         replica_sets: join(replica_sets).await?,
         stateful_sets: join(stateful_sets).await?,
         runtime_classes: join(runtime_classes).await?,
+        device_classes: join(device_classes).await?,
+        resource_slices: join(resource_slices).await?,
+        resource_claims: join(resource_claims).await?,
+        resource_claim_templates: join(resource_claim_templates).await?,
         ..Default::default()
     };
     if let Some(task) = the_pod
