@@ -53,6 +53,8 @@ pub struct Toleration {
     pub value: Str,
     /// `None` matches every effect; `Some(None)` is an effect string this version does not know.
     pub effect: Option<Option<Effect>>,
+    /// `tolerationSeconds`: how long a NoExecute taint is tolerated before the pod is evicted.
+    pub seconds: Option<i64>,
 }
 
 impl Toleration {
@@ -87,6 +89,7 @@ impl Toleration {
             operator,
             value: Str::new(t.value.as_deref().unwrap_or("")),
             effect,
+            seconds: t.toleration_seconds,
         }
     }
 }
@@ -125,6 +128,7 @@ mod tests {
             operator: op,
             value: Str::new(value),
             effect: effect.map(Some),
+            seconds: None,
         }
     }
 

@@ -226,7 +226,7 @@ pub fn default_selector(pod: &Pod, workloads: &Workloads) -> Selector {
         }
     }
     let mut selector = Selector::from_set(&set);
-    let Some(owner) = pod.owner_refs.iter().find(|o| o.controller) else {
+    let Some(owner) = pod.controller() else {
         return selector;
     };
     let Some(group_version) = parse_group_version(&owner.api_version) else {
