@@ -150,7 +150,7 @@ fn drain_node(queue: &mut Queue, r: &mut DrainResult, opts: Options) {
         .map(|n| n.pods.clone())
         .unwrap_or_default();
     // The order the API server lists them in.
-    pods.sort_by(|a, b| (a.namespace, a.name).cmp(&(b.namespace, b.name)));
+    pods.sort_by_key(|a| (a.namespace, a.name));
     let mut errors = Vec::new();
     let mut evict = Vec::new();
     for p in pods {
