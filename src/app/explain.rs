@@ -140,6 +140,17 @@ fn event_lines(event: Option<&SchedulerEvent>, expected: bool, style: Style) -> 
 
 pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     keep_objects_for_extenders(&args.scheduler);
+    if args.plan.any() && !args.all_pending {
+        return Err(Failure::bad_input(anyhow!(
+            "changes (--drain, --cordon, …) and --seed go with --all-pending; to place one pod on a changed cluster, use whatif -f POD with the changes"
+        )));
+    }
+    if args.all_pending && args.plan.any() {
+        // The changes first: a typo should not wait for a cluster read.
+        let edits = super::plan::edits(&args.plan)?;
+        let source = Source::open(global)?;
+        return super::plan::all_pending(global, args, &source, edits);
+    }
     let source = Source::open(global)?;
     if args.all_pending {
         return all_pending(global, args, &source);

@@ -2,6 +2,7 @@
 
 use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
 use super::render::{print_structured, table_options};
+use super::plan;
 use super::source::Source;
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
@@ -82,8 +83,25 @@ pub fn load_pod(
 }
 
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
-    // The file first: a typo should not wait for a cluster read.
-    let document = file::load_single(&args.file).map_err(Failure::bad_input)?;
+    // The file and the changes first: a typo should not wait for a cluster read.
+    let documents = match &args.file {
+        Some(path) => Some(file::load_documents(path).map_err(Failure::bad_input)?),
+        None => None,
+    };
+    let edits = plan::edits(&args.plan)?;
+    let planning = args.plan.any()
+        || documents
+            .as_ref()
+            .is_some_and(|(_, docs)| docs.len() > 1 || docs.iter().any(plan::is_daemon_set));
+    if planning {
+        return plan::whatif(global, args, documents, edits);
+    }
+    let Some((display, mut docs)) = documents else {
+        return Err(Failure::bad_input(anyhow!(
+            "nothing to place: pass -f FILE (a pod or workload), or a change such as --drain NODE"
+        )));
+    };
+    let document = (display, docs.remove(0));
     keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;

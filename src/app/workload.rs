@@ -1,6 +1,7 @@
-//! What `whatif -f` accepts: a Pod, or a workload whose pod template is placed `replicas` times.
+//! What `whatif -f` accepts: a Pod, a workload whose pod template is placed `replicas` times, or
+//! a DaemonSet, whose template the plan places once per node the DaemonSet controller picks.
 //! Workload pods get the owner a real controller would give them, so default topology spreading
-//! treats them as it would treat the real replicas.
+//! treats them as it would treat the real replicas, and a preempted one is recreated.
 
 use super::Failure;
 use crate::model::cluster::Cluster;
@@ -17,12 +18,22 @@ const WHATIF_HASH: &str = "whatif";
 
 pub struct Workload {
     pub pod: k8s::Pod,
-    /// `spec.replicas` (or a Job's `parallelism`); `None` for a bare Pod.
+    /// `spec.replicas` (a Job's or CronJob's pods at once); `None` for a bare Pod or a DaemonSet.
     pub replicas: Option<usize>,
+    /// A DaemonSet's update strategy: one pod per node, not a count.
+    pub daemon_set: Option<UpdateStrategy>,
     /// "Deployment web" and the like, for messages.
     pub description: Option<String>,
     /// The controller the pods would have, to register so default spreading finds it.
     owner: Option<(OwnerKind, Str, Option<Selector>, Option<Labels>)>,
+}
+
+/// `spec.updateStrategy.type` of a DaemonSet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateStrategy {
+    RollingUpdate,
+    /// Pods already running stay until deleted by hand.
+    OnDelete,
 }
 
 #[derive(Clone, Copy)]
@@ -61,37 +72,67 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
         return Ok(Workload {
             pod,
             replicas: None,
+            daemon_set: None,
             description: None,
             owner: None,
         });
     }
     let meta: ObjectMeta = field(display, &kind, &value, "/metadata")?.unwrap_or_default();
     let name = meta.name.clone().unwrap_or_default();
+    // A CronJob's pods are those of the Job it creates from its jobTemplate.
+    let job_spec = match kind.as_str() {
+        "CronJob" => "/spec/jobTemplate/spec",
+        _ => "/spec",
+    };
     let template: k8s::PodTemplateSpec = match kind.as_str() {
         "Deployment"
         | "ReplicaSet"
         | "StatefulSet"
         | "ReplicationController"
         | "Job"
-        | "DaemonSet" => field(display, &kind, &value, "/spec/template")?.ok_or_else(|| {
-            Failure::bad_input(anyhow!(
-                "{display}: {kind} {name}: spec.template: required field is missing"
-            ))
-        })?,
+        | "CronJob"
+        | "DaemonSet" => field(display, &kind, &value, &format!("{job_spec}/template"))?
+            .ok_or_else(|| {
+                Failure::bad_input(anyhow!(
+                    "{display}: {kind} {name}: {}.template: required field is missing",
+                    job_spec.trim_start_matches('/').replace('/', ".")
+                ))
+            })?,
         other => {
             return Err(Failure::bad_input(anyhow!(
-                "{display}: expected a Pod or a workload (Deployment, ReplicaSet, StatefulSet, ReplicationController, Job), found a {other}"
+                "{display}: expected a Pod or a workload (Deployment, ReplicaSet, StatefulSet, ReplicationController, Job, CronJob, DaemonSet), found a {other}"
             )));
         }
     };
-    if kind == "DaemonSet" {
-        return Err(Failure::bad_input(anyhow!(
-            "{display}: DaemonSet {name}: a DaemonSet places one pod per node by node name, not through scheduling choices; try one of its pods with `whatif -f pod.yaml` instead"
-        )));
-    }
+    let count = |pointer: &str| -> Result<Option<i64>, Failure> {
+        field(display, &kind, &value, pointer)
+    };
     let replicas: Option<i64> = match kind.as_str() {
-        "Job" => field(display, &kind, &value, "/spec/parallelism")?,
-        _ => field(display, &kind, &value, "/spec/replicas")?,
+        // The Job controller runs `parallelism` pods at once (default 1), never more than the
+        // completions still to go.
+        "Job" | "CronJob" => {
+            let parallelism = count(&format!("{job_spec}/parallelism"))?.unwrap_or(1);
+            let completions = count(&format!("{job_spec}/completions"))?;
+            Some(completions.map_or(parallelism, |c| c.min(parallelism)))
+        }
+        "DaemonSet" => None,
+        _ => count("/spec/replicas")?,
+    };
+    let daemon_set = match kind.as_str() {
+        "DaemonSet" => Some(
+            match field::<String>(display, &kind, &value, "/spec/updateStrategy/type")?
+                .as_deref()
+            {
+                None | Some("RollingUpdate") => UpdateStrategy::RollingUpdate,
+                Some("OnDelete") => UpdateStrategy::OnDelete,
+                Some(other) => {
+                    return Err(Failure::bad_input(anyhow!(
+                        "{display}: DaemonSet {name}: spec.updateStrategy.type: Unsupported value: {other:?}: supported values: \"OnDelete\", \"RollingUpdate\""
+                    )));
+                }
+            },
+        ),
+        _ => None,
     };
     let selector: Option<LabelSelector> = if kind == "ReplicationController" {
         None
@@ -142,12 +183,21 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
         )),
         _ => None,
     };
-    if let Some((kind, owner_name, _, _)) = &owner {
-        let (api_version, kind) = match kind {
-            OwnerKind::ReplicaSet => ("apps/v1", "ReplicaSet"),
-            OwnerKind::StatefulSet => ("apps/v1", "StatefulSet"),
-            OwnerKind::ReplicationController => ("v1", "ReplicationController"),
-        };
+    // The controller that creates the pods: a ReplicaSet, StatefulSet or ReplicationController
+    // is also registered with the cluster for default spreading (`register_owner`); a Job (a
+    // CronJob's too) or a DaemonSet is only named as the pods' owner.
+    let controller = match (&owner, kind.as_str()) {
+        (Some((kind, owner_name, _, _)), _) => Some(match kind {
+            OwnerKind::ReplicaSet => ("apps/v1", "ReplicaSet", *owner_name),
+            OwnerKind::StatefulSet => ("apps/v1", "StatefulSet", *owner_name),
+            OwnerKind::ReplicationController => ("v1", "ReplicationController", *owner_name),
+        }),
+        (None, "Job") => Some(("batch/v1", "Job", Str::new(&name))),
+        (None, "CronJob") => Some(("batch/v1", "Job", Str::new(format!("{name}-{WHATIF_HASH}")))),
+        (None, "DaemonSet") => Some(("apps/v1", "DaemonSet", Str::new(&name))),
+        _ => None,
+    };
+    if let Some((api_version, kind, owner_name)) = controller {
         pod_meta.owner_references = Some(vec![OwnerReference {
             api_version: api_version.into(),
             kind: kind.into(),
@@ -163,7 +213,8 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
             spec: template.spec,
             status: None,
         },
-        replicas: Some(replicas.unwrap_or(1).max(0) as usize),
+        replicas: replicas.map(|r| r.max(0) as usize),
+        daemon_set,
         description: Some(format!("{kind} {name}")),
         owner,
     })

@@ -7,7 +7,7 @@ use super::{DAEMON_SET, Fate, Leaving, fate};
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::labels::{validate_label_key, validate_label_value};
-use crate::model::node::Node;
+use crate::model::node::{LABEL_HOSTNAME, Node};
 use crate::model::pod::Pod;
 use crate::model::taints::{Effect, Taint};
 use std::fmt;
@@ -17,7 +17,6 @@ use std::sync::Arc;
 pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 /// Taints under this prefix are derived from node conditions and cordoning; a fresh node has none.
 const CONDITION_TAINT_PREFIX: &str = "node.kubernetes.io/";
-const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
 #[derive(Clone, Debug)]
 pub enum Edit {
@@ -482,8 +481,8 @@ fn cordon(node: &mut Node, on: bool) {
 fn clone_node(original: &Node, name: Str) -> Node {
     let mut n = original.clone();
     n.name = name;
-    if n.labels.get_str(HOSTNAME_LABEL).is_some() {
-        n.labels.insert(Str::new(HOSTNAME_LABEL), name);
+    if n.labels.get_str(LABEL_HOSTNAME).is_some() {
+        n.labels.insert(Str::new(LABEL_HOSTNAME), name);
     }
     n.taints
         .retain(|t| !t.key.as_str().starts_with(CONDITION_TAINT_PREFIX));
@@ -747,7 +746,7 @@ mod tests {
         assert!(!clone.unschedulable && clone.taints.is_empty());
         assert_eq!(clone.labels.get_str("zone").unwrap().as_str(), "z1");
         assert_eq!(
-            clone.labels.get_str(HOSTNAME_LABEL).unwrap().as_str(),
+            clone.labels.get_str(LABEL_HOSTNAME).unwrap().as_str(),
             "a-clone-2"
         );
         assert_eq!(clone.allocatable, node_of(&c, "a").allocatable);

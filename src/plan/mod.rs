@@ -13,6 +13,7 @@ pub mod drain;
 pub mod edit;
 pub mod queue;
 pub mod report;
+pub mod table;
 
 use crate::framework::runner::Framework;
 use crate::framework::snapshot::Snapshot;

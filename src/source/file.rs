@@ -790,8 +790,9 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Reads the one object of a `-f` file (a Pod), from a path or `-` for stdin.
-pub fn load_single(path: &str) -> Result<(String, Value), LoadError> {
+/// Reads the objects of a `-f` file, from a path or `-` for stdin: its documents in order, the
+/// items of a `List` in their place.
+pub fn load_documents(path: &str) -> Result<(String, Vec<Value>), LoadError> {
     let (display, bytes) = if path == "-" {
         ("<stdin>".to_string(), read_stdin()?)
     } else {
@@ -801,24 +802,25 @@ pub fn load_single(path: &str) -> Result<(String, Value), LoadError> {
         })?;
         (path.to_string(), bytes)
     };
-    let mut docs = parse_documents(&display, bytes)?;
-    // A List of one item is what `kubectl get pod x -o yaml` sometimes wraps.
-    if docs.len() == 1 && str_field(&docs[0], "kind") == "List" {
-        if let Some(Value::Array(items)) = docs[0].get_mut("items").map(Value::take) {
-            docs = items;
+    let mut docs = Vec::new();
+    for doc in parse_documents(&display, bytes)? {
+        // `kubectl get … -o yaml` wraps what it prints in a List.
+        match doc {
+            Value::Object(mut m) if m.get("kind").and_then(Value::as_str) == Some("List") => {
+                if let Some(Value::Array(items)) = m.remove("items") {
+                    docs.extend(items);
+                }
+            }
+            doc => docs.push(doc),
         }
     }
-    match docs.len() {
-        1 => Ok((display, docs.pop().expect("one document"))),
-        0 => Err(LoadError::Content {
+    if docs.is_empty() {
+        return Err(LoadError::Content {
             path: display,
             message: "the file holds no object".into(),
-        }),
-        n => Err(LoadError::Content {
-            path: display,
-            message: format!("expected one object, found {n}"),
-        }),
+        });
     }
+    Ok((display, docs))
 }
 
 #[cfg(test)]
