@@ -379,7 +379,7 @@ impl Edit {
                 applied.added_nodes.push(name);
                 applied.summary = format!(
                     "add node {name} (from {file}){}",
-                    daemon_summary(applied.daemon_pods.len(), "it")
+                    daemon_summary(applied.daemon_pods.len(), false)
                 );
             }
             Edit::CloneNode { node, count } => {
@@ -424,7 +424,7 @@ impl Edit {
                 applied.summary = format!(
                     "clone {node} ×{count}: {}{}",
                     names.join(", "),
-                    daemon_summary(per_node, if *count == 1 { "it" } else { "each" })
+                    daemon_summary(per_node, *count > 1)
                 );
             }
             Edit::DeletePod { namespace, name } => {
@@ -537,14 +537,13 @@ fn displaced_summary(displaced: &[(Arc<Pod>, Fate)]) -> String {
     format!(": {}", parts.join(", "))
 }
 
-fn daemon_summary(count: usize, whose: &str) -> String {
-    if count == 0 {
-        String::new()
-    } else {
-        format!(
-            ", {whose} with {}",
-            plural(count, "DaemonSet or static pod")
-        )
+/// The pods a new node starts with; `each` when several nodes were added alike.
+fn daemon_summary(count: usize, each: bool) -> String {
+    let pods = plural(count, "DaemonSet or static pod");
+    match (count, each) {
+        (0, _) => String::new(),
+        (_, true) => format!(" (each with {pods})"),
+        (_, false) => format!(" (with {pods})"),
     }
 }
 

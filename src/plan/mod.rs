@@ -70,14 +70,6 @@ pub enum Outcome {
     NotPredicted { reason: String },
 }
 
-impl Outcome {
-    /// Whether the outcome makes the change unsafe: a pod stays pending, is lost or blocked, or
-    /// is left to a scheduler this tool does not model.
-    pub fn is_problem(&self) -> bool {
-        !matches!(self, Outcome::Scheduled { .. } | Outcome::Removed { .. })
-    }
-}
-
 /// One pod the plan handled, in the order the queue took it.
 #[derive(Clone, Debug)]
 pub struct PodResult {

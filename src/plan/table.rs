@@ -5,7 +5,7 @@
 
 use super::report::{DaemonSetReport, DrainReport, OriginKind, OutcomeKind, PlanReport, PodReport};
 use crate::explain::table::{Style, TableOptions};
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 use std::fmt::Write;
 
 fn table(opts: TableOptions, header: &[&str]) -> Table {
@@ -14,6 +14,10 @@ fn table(opts: TableOptions, header: &[&str]) -> Table {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(opts.width);
     t.set_header(header.iter().copied());
+    // The first column names a pod or node: cut in the middle it could not be copied.
+    if let Some(c) = t.column_mut(0) {
+        c.set_constraint(ColumnConstraint::ContentWidth);
+    }
     t
 }
 
@@ -212,13 +216,20 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
     if !r.drains.is_empty() {
         out.push('\n');
     }
-    if !r.pods.is_empty() {
+    // A DaemonSet pod that lands on its node says nothing the DaemonSet's lines do not.
+    let (listed, daemon_pods): (Vec<&PodReport>, Vec<&PodReport>) = r.pods.iter().partition(|p| {
+        opts.wide
+            || p.origin != OriginKind::DaemonSet
+            || p.outcome != OutcomeKind::Scheduled
+            || !p.preempts.is_empty()
+    });
+    if !listed.is_empty() {
         let mut head = vec!["POD", "FROM", "OUTCOME"];
         if opts.wide {
             head.insert(1, "PRIORITY");
         }
         let mut t = table(opts, &head);
-        for p in &r.pods {
+        for p in listed {
             let mut row = vec![Cell::new(&p.pod), Cell::new(from(p)), Cell::new(outcome(p, style))];
             if opts.wide {
                 row.insert(1, right(p.priority.to_string()));
@@ -227,6 +238,13 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
         }
         let _ = writeln!(out, "{}\n", t.trim_fmt());
     }
+    if !daemon_pods.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} DaemonSet pod(s) scheduled on their nodes (-o wide lists them)\n",
+            daemon_pods.len()
+        );
+    }
     for ds in &r.daemon_sets {
         daemon_set_lines(ds, opts, &mut out);
         out.push('\n');
@@ -234,7 +252,7 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
     if !r.per_node.is_empty() {
         let mut t = table(
             opts,
-            &["NODE", "ZONE", "PODS", "AFTER", "IN", "OUT", "CPU", "MEMORY", ""],
+            &["NODE", "ZONE", "BEFORE", "AFTER", "IN", "OUT", "CPU", "MEMORY", ""],
         );
         let count = |c: Option<usize>| c.map_or("-".to_string(), |c| c.to_string());
         let percent = |p: Option<i64>| p.map_or("-".to_string(), |p| format!("{p}%"));
