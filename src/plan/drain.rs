@@ -166,15 +166,19 @@ fn drain_node(queue: &mut Queue, r: &mut DrainResult, opts: Options) {
     for p in evict {
         attempt(queue, r, p, &mut retry);
     }
-    // kubectl retries refused evictions while the replacements of earlier ones start.
+    // kubectl retries refused evictions while the replacements of earlier ones start; it
+    // stops when every pod is gone or, here, when a round evicts nothing more.
     loop {
         queue.run();
+        if retry.is_empty() {
+            break;
+        }
         let waiting = std::mem::take(&mut retry);
         let before = waiting.len();
         for (p, _) in waiting {
             attempt(queue, r, p, &mut retry);
         }
-        if retry.is_empty() || retry.len() == before {
+        if retry.len() == before {
             break;
         }
     }

@@ -47,17 +47,14 @@ fn outcome(p: &PodReport, style: Style) -> String {
     match p.outcome {
         OutcomeKind::Scheduled => {
             let node = p.node.as_deref().unwrap_or("");
-            let mut detail = Vec::new();
-            if let Some(score) = p.score {
-                detail.push(format!("score {score}"));
-            }
+            let mut detail = vec![match p.score {
+                Some(score) => format!("score {score}"),
+                None => "the only feasible node".to_string(),
+            }];
             if p.tied > 1 {
                 detail.push(format!("tied with {}", p.tied - 1));
             }
-            let mut out = style.good(&format!("→ {node}"));
-            if !detail.is_empty() {
-                let _ = write!(out, " ({})", detail.join(", "));
-            }
+            let mut out = format!("{} ({})", style.good(&format!("→ {node}")), detail.join(", "));
             if !p.preempts.is_empty() {
                 let _ = write!(
                     out,
