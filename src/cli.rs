@@ -153,7 +153,9 @@ pub struct ExplainArgs {
 /// Change planning: changes to the cluster state read (never to the cluster), then every pod
 /// they leave without a node, and every pod to place, through kube-scheduler's queue.
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "Changes, applied in command-line order (the cluster itself is never changed)")]
+#[command(
+    next_help_heading = "Changes, applied in command-line order (the cluster itself is never changed)"
+)]
 pub struct PlanArgs {
     #[command(flatten)]
     pub edits: Edits,

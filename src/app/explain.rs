@@ -236,20 +236,6 @@ struct PendingRow {
     scheduler_event: Option<SchedulerEvent>,
 }
 
-fn list_names<S: AsRef<str>>(names: &[S]) -> String {
-    const SHOWN: usize = 3;
-    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
-    if names.len() <= SHOWN {
-        names.join(", ")
-    } else {
-        format!(
-            "{} and {} more",
-            names[..SHOWN].join(", "),
-            names.len() - SHOWN
-        )
-    }
-}
-
 /// The reason in a few words: where it goes, what holds it back, or the scheduler's summary.
 fn brief(e: &Explanation) -> String {
     if e.prefilter.plugin == crate::plugins::scheduling_gates::NAME
@@ -268,7 +254,7 @@ fn brief(e: &Explanation) -> String {
     if e.fits() {
         return match e.selected.as_slice() {
             [one] => format!("would be scheduled on {one}"),
-            many => format!("would be scheduled on one of {}", list_names(many)),
+            many => format!("would be scheduled on one of {}", explain::list_names(many)),
         };
     }
     let mut reason = if e.message_before_post_filter.is_empty() {
@@ -284,7 +270,7 @@ fn brief(e: &Explanation) -> String {
         let _ = write!(
             reason,
             " Preemption would evict {} on {}.",
-            list_names(&p.victims),
+            explain::list_names(&p.victims),
             p.nominated_node
         );
     }

@@ -118,6 +118,11 @@ pub fn whatif(
             }
         )));
     }
+    if args.replicas.is_some() && documents.is_none() {
+        return Err(Failure::bad_input(anyhow!(
+            "--replicas sets how many pods of -f to place: pass -f FILE"
+        )));
+    }
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;
     let fws = frameworks(
@@ -222,10 +227,9 @@ fn report(
     let report = plan::report::build(fws[0].release, seed, &plan);
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
-        Output::Table | Output::Wide => print!(
-            "{}",
-            plan::table::render(&report, table_options(global))
-        ),
+        Output::Table | Output::Wide => {
+            print!("{}", plan::table::render(&report, table_options(global)))
+        }
     }
     Ok(if report.verdict.safe {
         EXIT_FITS

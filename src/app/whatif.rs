@@ -1,8 +1,8 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
+use super::plan;
 use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
 use super::render::{print_structured, table_options};
-use super::plan;
 use super::source::Source;
 use super::workload::{self, Workload};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};

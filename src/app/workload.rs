@@ -104,9 +104,8 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
             )));
         }
     };
-    let count = |pointer: &str| -> Result<Option<i64>, Failure> {
-        field(display, &kind, &value, pointer)
-    };
+    let count =
+        |pointer: &str| -> Result<Option<i64>, Failure> { field(display, &kind, &value, pointer) };
     let replicas: Option<i64> = match kind.as_str() {
         // The Job controller runs `parallelism` pods at once (default 1), never more than the
         // completions still to go.
@@ -120,9 +119,7 @@ pub fn from_value(display: &str, value: Value) -> Result<Workload, Failure> {
     };
     let daemon_set = match kind.as_str() {
         "DaemonSet" => Some(
-            match field::<String>(display, &kind, &value, "/spec/updateStrategy/type")?
-                .as_deref()
-            {
+            match field::<String>(display, &kind, &value, "/spec/updateStrategy/type")?.as_deref() {
                 None | Some("RollingUpdate") => UpdateStrategy::RollingUpdate,
                 Some("OnDelete") => UpdateStrategy::OnDelete,
                 Some(other) => {

@@ -37,6 +37,18 @@ pub struct Taint {
     pub effect: Option<Effect>,
 }
 
+/// kubectl's notation: `key=value:Effect`, or `key:Effect` without a value.
+impl std::fmt::Display for Taint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let effect = self.effect.map_or("", Effect::as_str);
+        if self.value.is_empty() {
+            write!(f, "{}:{effect}", self.key)
+        } else {
+            write!(f, "{}={}:{effect}", self.key, self.value)
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TolerationOperator {
     Equal,

@@ -104,14 +104,8 @@ pub fn add_controller_tolerations(pod: &mut Pod) {
 }
 
 fn untolerated(taints: &[Taint], tolerations: &[Toleration]) -> Option<String> {
-    crate::model::taints::first_untolerated_do_not_schedule(taints, tolerations).map(|t| {
-        let effect = t.effect.map_or("", Effect::as_str);
-        if t.value.is_empty() {
-            format!("untolerated taint {}:{effect}", t.key)
-        } else {
-            format!("untolerated taint {}={}:{effect}", t.key, t.value)
-        }
-    })
+    crate::model::taints::first_untolerated_do_not_schedule(taints, tolerations)
+        .map(|t| format!("untolerated taint {t}"))
 }
 
 /// `NodeShouldRunDaemonPod`'s first answer: `Err` says which predicate fails.

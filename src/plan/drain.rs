@@ -16,8 +16,8 @@ use std::sync::Arc;
 const LOCAL_STORAGE_FATAL: &str =
     "Pods with local storage (use --delete-emptydir-data to override)";
 const UNMANAGED_FATAL: &str = "Pods that declare no controller (use --force to override)";
-const DAEMON_SET_STAYS: &str = "DaemonSet-managed: kubectl drain --ignore-daemonsets leaves it";
-const MIRROR_STAYS: &str = "a static pod's mirror: the kubelet owns it";
+const DAEMON_SET_STAYS: &str = "DaemonSet-managed (kubectl drain --ignore-daemonsets leaves it)";
+const MIRROR_STAYS: &str = "a static pod's mirror (the kubelet owns it)";
 
 /// `kubectl drain`'s flags that change which pods go.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

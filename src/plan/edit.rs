@@ -87,15 +87,6 @@ fn plural(n: usize, one: &str) -> String {
     }
 }
 
-fn taint_text(t: &Taint) -> String {
-    let effect = t.effect.map_or("", Effect::as_str);
-    if t.value.is_empty() {
-        format!("{}:{effect}", t.key)
-    } else {
-        format!("{}={}:{effect}", t.key, t.value)
-    }
-}
-
 fn parse_effect(s: &str) -> Result<Effect, String> {
     Effect::parse(s).ok_or_else(|| {
         format!(
@@ -219,7 +210,7 @@ impl Edit {
             Edit::Cordon(n) => format!("--cordon {n}"),
             Edit::Uncordon(n) => format!("--uncordon {n}"),
             Edit::DeleteNode(n) => format!("--delete-node {n}"),
-            Edit::Taint { node, taint } => format!("--taint {node}={}", taint_text(taint)),
+            Edit::Taint { node, taint } => format!("--taint {node}={taint}"),
             Edit::Untaint { node, key, effect } => match effect {
                 Some(e) => format!("--untaint {node}={key}:{}", e.as_str()),
                 None => format!("--untaint {node}={key}"),
@@ -309,12 +300,8 @@ impl Edit {
                     .map(|k| n.taints.remove(k));
                 n.taints.push(taint.clone());
                 applied.summary = match replaced {
-                    Some(old) => format!(
-                        "taint {node} {} (was {})",
-                        taint_text(taint),
-                        taint_text(&old)
-                    ),
-                    None => format!("taint {node} {}", taint_text(taint)),
+                    Some(old) => format!("taint {node} {taint} (was {old})"),
+                    None => format!("taint {node} {taint}"),
                 };
                 if taint.effect == Some(Effect::NoExecute) {
                     applied.displaced = take_pods(cluster, |p| {
@@ -622,7 +609,7 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            (node.as_str(), taint_text(&taint).as_str()),
+            (node.as_str(), taint.to_string().as_str()),
             ("a", "dedicated=gpu:NoSchedule")
         );
         let Edit::Taint { taint, .. } = Edit::taint("a=example.com/k:NoExecute").unwrap() else {

@@ -3,6 +3,7 @@
 
 use super::daemonset::NodeStatus;
 use super::{Origin, Outcome, Plan};
+use crate::explain::list_names;
 use crate::model::intern::Str;
 use crate::model::node::Node;
 use crate::release::ReleaseChoice;
@@ -194,19 +195,6 @@ pub struct ZoneSummary {
     pub zone: String,
     pub added: usize,
     pub removed: usize,
-}
-
-fn list(names: &[String]) -> String {
-    const SHOWN: usize = 3;
-    if names.len() <= SHOWN {
-        names.join(", ")
-    } else {
-        format!(
-            "{} and {} more",
-            names[..SHOWN].join(", "),
-            names.len() - SHOWN
-        )
-    }
 }
 
 /// "1 pod stays pending" / "2 pods stay pending": the count with its verb.
@@ -434,7 +422,7 @@ fn verdict(pods: &[PodReport], drains: &[DrainReport]) -> Verdict {
             problems.push(format!(
                 "{} ({})",
                 count_pods(keys.len(), one, many),
-                list(keys)
+                list_names(keys)
             ));
         }
     }

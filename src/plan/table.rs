@@ -21,6 +21,47 @@ fn table(opts: TableOptions, header: &[&str]) -> Table {
     t
 }
 
+/// Columns a string takes on a terminal: colour escapes take none.
+fn visible_width(s: &str) -> usize {
+    let mut width = 0;
+    let mut escape = false;
+    for c in s.chars() {
+        match c {
+            '\x1b' => escape = true,
+            'm' if escape => escape = false,
+            _ if escape => {}
+            _ => width += 1,
+        }
+    }
+    width
+}
+
+/// Appends `text` as lines of at most `width` columns, cut at spaces; lines after the first are
+/// indented by `hang`. A word longer than a line stays whole.
+fn push_wrapped(out: &mut String, width: u16, hang: usize, text: &str) {
+    let width = usize::from(width).max(hang + 20);
+    let mut line = String::new();
+    let (mut used, mut words) = (0, 0);
+    for word in text.split(' ') {
+        let w = visible_width(word);
+        if words > 0 && used + 1 + w > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(hang);
+            (used, words) = (hang, 0);
+        }
+        if words > 0 {
+            line.push(' ');
+            used += 1;
+        }
+        line.push_str(word);
+        used += w;
+        words += 1;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
 fn right(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
 }
@@ -54,7 +95,11 @@ fn outcome(p: &PodReport, style: Style) -> String {
             if p.tied > 1 {
                 detail.push(format!("tied with {}", p.tied - 1));
             }
-            let mut out = format!("{} ({})", style.good(&format!("→ {node}")), detail.join(", "));
+            let mut out = format!(
+                "{} ({})",
+                style.good(&format!("→ {node}")),
+                detail.join(", ")
+            );
             if !p.preempts.is_empty() {
                 let _ = write!(
                     out,
@@ -73,7 +118,8 @@ fn outcome(p: &PodReport, style: Style) -> String {
     }
 }
 
-fn drain_lines(d: &DrainReport, wide: bool, style: Style, out: &mut String) {
+fn drain_lines(d: &DrainReport, opts: TableOptions, out: &mut String) {
+    let (style, width) = (opts.style, opts.width);
     let mut stays: Vec<(&str, usize)> = Vec::new();
     for s in &d.stays {
         match stays.iter_mut().find(|(r, _)| *r == s.reason) {
@@ -86,31 +132,36 @@ fn drain_lines(d: &DrainReport, wide: bool, style: Style, out: &mut String) {
     } else {
         style.bad("not drained")
     };
-    let _ = writeln!(
-        out,
+    let header = format!(
         "{} {}: {state}, {} pod(s) evicted, {} stay",
         style.bold("Drain"),
         d.node,
         d.evicted.len(),
         d.stays.len()
     );
+    push_wrapped(out, width, 2, &header);
     if let Some(why) = &d.refused {
-        let _ = writeln!(out, "  {} {why}", style.bad("kubectl refuses:"));
+        push_wrapped(
+            out,
+            width,
+            4,
+            &format!("  {} {why}", style.bad("kubectl refuses:")),
+        );
     }
     if let Some(on) = &d.waiting_on {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "  {} kubectl is still waiting on {on}'s evictions",
             style.bad("never started:")
         );
+        push_wrapped(out, width, 4, &line);
     }
-    if wide {
+    if opts.wide {
         for s in &d.stays {
-            let _ = writeln!(out, "  stays: {} ({})", s.pod, s.reason);
+            push_wrapped(out, width, 4, &format!("  stays: {} ({})", s.pod, s.reason));
         }
     } else {
         for (reason, n) in stays {
-            let _ = writeln!(out, "  stays: {n} pod(s): {reason}");
+            push_wrapped(out, width, 4, &format!("  {n} stay: {reason}"));
         }
     }
     for b in &d.blocked {
@@ -130,19 +181,18 @@ fn drain_lines(d: &DrainReport, wide: bool, style: Style, out: &mut String) {
         } else {
             ""
         };
-        let _ = writeln!(
-            out,
+        let line = format!(
             "  {} {}: {}{retried}{pdb}",
             style.bad("cannot evict"),
             b.pod,
             b.message
         );
+        push_wrapped(out, width, 4, &line);
     }
 }
 
 fn daemon_set_lines(ds: &DaemonSetReport, opts: TableOptions, out: &mut String) {
-    let _ = writeln!(
-        out,
+    let header = format!(
         "{} {}: {} node(s) get a pod, {} skipped, {} pending{}",
         opts.style.bold("DaemonSet"),
         ds.daemon_set,
@@ -155,8 +205,10 @@ fn daemon_set_lines(ds: &DaemonSetReport, opts: TableOptions, out: &mut String) 
             String::new()
         }
     );
+    push_wrapped(out, opts.width, 2, &header);
     if !ds.replaced.is_empty() {
-        let _ = writeln!(out, "  replaces {}", ds.replaced.join(", "));
+        let line = format!("  replaces {}", ds.replaced.join(", "));
+        push_wrapped(out, opts.width, 4, &line);
     }
     // Nodes that get their pod need no explanation unless asked for.
     let shown: Vec<_> = ds
@@ -199,16 +251,22 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
     } else {
         style.bad(&r.verdict.summary)
     };
-    let _ = writeln!(out, "{}\n", style.bold(&verdict));
+    push_wrapped(&mut out, opts.width, 2, &style.bold(&verdict));
+    out.push('\n');
     if !r.edits.is_empty() {
         let _ = writeln!(out, "{}", style.bold("Changes, in order:"));
         for (i, e) in r.edits.iter().enumerate() {
-            let _ = writeln!(out, "  {}. {}", i + 1, e.summary);
+            push_wrapped(
+                &mut out,
+                opts.width,
+                5,
+                &format!("  {}. {}", i + 1, e.summary),
+            );
         }
         out.push('\n');
     }
     for d in &r.drains {
-        drain_lines(d, opts.wide, style, &mut out);
+        drain_lines(d, opts, &mut out);
     }
     if !r.drains.is_empty() {
         out.push('\n');
@@ -227,7 +285,11 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
         }
         let mut t = table(opts, &head);
         for p in listed {
-            let mut row = vec![Cell::new(&p.pod), Cell::new(from(p)), Cell::new(outcome(p, style))];
+            let mut row = vec![
+                Cell::new(&p.pod),
+                Cell::new(from(p)),
+                Cell::new(outcome(p, style)),
+            ];
             if opts.wide {
                 row.insert(1, right(p.priority.to_string()));
             }
@@ -236,11 +298,12 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
         let _ = writeln!(out, "{}\n", t.trim_fmt());
     }
     if !daemon_pods.is_empty() {
-        let _ = writeln!(
-            out,
-            "{} DaemonSet pod(s) scheduled on their nodes (-o wide lists them)\n",
+        let line = format!(
+            "{} DaemonSet pod(s) scheduled on their nodes (-o wide lists them)",
             daemon_pods.len()
         );
+        push_wrapped(&mut out, opts.width, 2, &line);
+        out.push('\n');
     }
     for ds in &r.daemon_sets {
         daemon_set_lines(ds, opts, &mut out);
@@ -249,7 +312,9 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
     if !r.per_node.is_empty() {
         let mut t = table(
             opts,
-            &["NODE", "ZONE", "BEFORE", "AFTER", "IN", "OUT", "CPU", "MEMORY", ""],
+            &[
+                "NODE", "ZONE", "BEFORE", "AFTER", "IN", "OUT", "CPU", "MEMORY", "",
+            ],
         );
         let count = |c: Option<usize>| c.map_or("-".to_string(), |c| c.to_string());
         let percent = |p: Option<i64>| p.map_or("-".to_string(), |p| format!("{p}%"));
@@ -280,7 +345,9 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
             .iter()
             .map(|z| format!("{} +{} -{}", z.zone, z.added, z.removed))
             .collect();
-        let _ = writeln!(out, "\nBy zone (pods in, out): {}", zones.join(", "));
+        out.push('\n');
+        let line = format!("By zone (pods in, out): {}", zones.join(", "));
+        push_wrapped(&mut out, opts.width, 2, &line);
     }
     let ties = r.pods.iter().filter(|p| p.tied > 1).count();
     if ties > 0 {
@@ -288,11 +355,38 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
             Some(seed) => format!("this plan picked at random with --seed {seed}"),
             None => "this plan takes the first by name (--seed N picks at random)".to_string(),
         };
-        let _ = writeln!(
-            out,
-            "\n{} {ties} placement(s) had tied nodes; kube-scheduler picks among them at random, {how}",
+        let line = format!(
+            "{} {ties} placement(s) had tied nodes; kube-scheduler picks among them at random, {how}",
             style.dim("Note:")
         );
+        out.push('\n');
+        push_wrapped(&mut out, opts.width, 2, &line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_wrap_at_spaces_with_a_hanging_indent_and_colours_take_no_room() {
+        let mut out = String::new();
+        push_wrapped(&mut out, 24, 4, "  one two three four five six seven");
+        assert_eq!(out, "  one two three four\n    five six seven\n");
+        // A word longer than the line stays whole; no line ends in a space.
+        let mut out = String::new();
+        push_wrapped(
+            &mut out,
+            24,
+            2,
+            "a very-long-word-that-cannot-be-cut-at-all b",
+        );
+        assert_eq!(out, "a\n  very-long-word-that-cannot-be-cut-at-all\n  b\n");
+        let red = Style { color: true }.bad("refused");
+        assert_eq!(visible_width(&red), "refused".len());
+        let mut out = String::new();
+        push_wrapped(&mut out, 24, 2, &format!("{red} 1234567890 abcdefgh"));
+        assert_eq!(out.lines().count(), 2, "{out:?}");
+    }
 }
