@@ -88,6 +88,16 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The changes as the report lists them, in order.
+fn edit_flags(report: &Value) -> Vec<String> {
+    report["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["flag"].as_str().unwrap().to_string())
+        .collect()
+}
+
 struct Dir(tempfile::TempDir);
 
 impl Dir {
@@ -365,89 +375,45 @@ fn cordon_uncordon_taint_untaint_and_label_change_what_fits() {
         "ssd.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: ssd, namespace: shop}\nspec:\n  nodeSelector: {disktype: ssd}\n  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n",
     );
-    let (code, r) = plan(&["whatif", "-f", &ssd, "--label", "b1", "disktype=ssd"]);
-    assert_eq!(code, 0);
-    assert_eq!(outcome_of(&r, "shop/ssd"), "b1");
-    // Labelled, then cordoned: nowhere; uncordoned again: back on b1.
-    let (code, r) = plan(&[
-        "whatif",
-        "-f",
-        &ssd,
-        "--label",
-        "b1",
-        "disktype=ssd",
-        "--cordon",
-        "b1",
-    ]);
+    // The pod needs disktype=ssd, which b1 gets first; then `changes`.
+    let place = |changes: &[&str]| {
+        let mut args = vec!["whatif", "-f", &ssd, "--label", "b1", "disktype=ssd"];
+        args.extend(changes);
+        let (code, r) = plan(&args);
+        let message = pod_entry(&r, "shop/ssd")["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        (code, outcome_of(&r, "shop/ssd"), message, r)
+    };
+    let b1 = (0, "b1".to_string());
+    let (code, node, _, _) = place(&[]);
+    assert_eq!((code, node), b1);
+    // Cordoned: nowhere; uncordoned again: back on b1.
+    let (code, _, message, _) = place(&["--cordon", "b1"]);
     assert_eq!(code, 1);
     assert!(
-        pod_entry(&r, "shop/ssd")["message"]
-            .as_str()
-            .unwrap()
-            .contains("1 node(s) were unschedulable"),
-        "{r:#}"
+        message.contains("1 node(s) were unschedulable"),
+        "{message}"
     );
-    let (code, r) = plan(&[
-        "whatif",
-        "-f",
-        &ssd,
-        "--label",
-        "b1",
-        "disktype=ssd",
-        "--cordon",
-        "b1",
-        "--uncordon",
-        "b1",
-    ]);
-    assert_eq!((code, outcome_of(&r, "shop/ssd")), (0, "b1".to_string()));
-    // A label removed again with KEY-.
-    let (code, _) = plan(&[
-        "whatif",
-        "-f",
-        &ssd,
-        "--label",
-        "b1",
-        "disktype=ssd",
-        "--label",
-        "b1",
-        "disktype-",
-    ]);
-    assert_eq!(code, 1);
-    // A NoSchedule taint keeps it off; removing the taint again lets it back.
-    let taint = [
-        "--label",
-        "b1",
-        "disktype=ssd",
-        "--taint",
-        "b1=dedicated=db:NoSchedule",
-    ];
-    let (code, r) = plan(&[&["whatif", "-f", &ssd][..], &taint[..]].concat());
+    let (code, node, _, _) = place(&["--cordon", "b1", "--uncordon", "b1"]);
+    assert_eq!((code, node), b1);
+    // The label removed again with KEY-.
+    let (code, _, message, _) = place(&["--label", "b1", "disktype-"]);
     assert_eq!(code, 1);
     assert!(
-        pod_entry(&r, "shop/ssd")["message"]
-            .as_str()
-            .unwrap()
-            .contains("untolerated taint"),
-        "{r:#}"
+        message.contains("didn't match Pod's node affinity/selector"),
+        "{message}"
     );
-    let (code, r) = plan(
-        &[
-            &["whatif", "-f", &ssd][..],
-            &taint[..],
-            &["--untaint", "b1=dedicated"][..],
-        ]
-        .concat(),
-    );
-    assert_eq!((code, outcome_of(&r, "shop/ssd")), (0, "b1".to_string()));
+    // A NoSchedule taint keeps it off; removing the taint lets it back.
+    let taint = ["--taint", "b1=dedicated=db:NoSchedule"];
+    let (code, _, message, _) = place(&taint);
+    assert_eq!(code, 1);
+    assert!(message.contains("untolerated taint"), "{message}");
+    let (code, node, _, r) = place(&[&taint[..], &["--untaint", "b1=dedicated"]].concat());
+    assert_eq!((code, node), b1);
     assert_eq!(
-        strings(&Value::Array(
-            r["edits"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e["flag"].clone())
-                .collect()
-        )),
+        edit_flags(&r),
         [
             "--label b1 disktype=ssd",
             "--taint b1=dedicated=db:NoSchedule",
@@ -954,13 +920,10 @@ fn changes_apply_in_command_line_order() {
     let (_, r) = plan(&[
         "whatif", "--label", "a1", "x=1", "--cordon", "b1", "--label", "a1", "x-",
     ]);
-    let flags: Vec<&str> = r["edits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["flag"].as_str().unwrap())
-        .collect();
-    assert_eq!(flags, ["--label a1 x=1", "--cordon b1", "--label a1 x-"]);
+    assert_eq!(
+        edit_flags(&r),
+        ["--label a1 x=1", "--cordon b1", "--label a1 x-"]
+    );
     let run = sched(&["whatif", "--label", "a1", "x-", "--label", "a1", "x=1"]);
     assert_eq!(run.code, 2);
     assert!(

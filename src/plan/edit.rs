@@ -278,13 +278,9 @@ impl Edit {
                 cluster.nodes.remove(i);
                 cluster.csi_nodes.remove(name);
                 cluster.volume_attachments.remove(name);
-                applied.displaced = take_pods(cluster, |p| p.node_name == Some(*name))
-                    .into_iter()
-                    .map(|p| {
-                        let f = fate(&p, Leaving::NodeDeleted);
-                        (p, f)
-                    })
-                    .collect();
+                applied.displaced = take_pods(cluster, Leaving::NodeDeleted, |p| {
+                    p.node_name == Some(*name)
+                });
                 applied.summary = format!(
                     "delete node {name}{}",
                     displaced_summary(&applied.displaced)
@@ -304,15 +300,9 @@ impl Edit {
                     None => format!("taint {node} {taint}"),
                 };
                 if taint.effect == Some(Effect::NoExecute) {
-                    applied.displaced = take_pods(cluster, |p| {
+                    applied.displaced = take_pods(cluster, Leaving::TaintEvicted, |p| {
                         p.node_name == Some(*node) && !p.mirror && evicted_by(taint, p)
-                    })
-                    .into_iter()
-                    .map(|p| {
-                        let f = fate(&p, Leaving::TaintEvicted);
-                        (p, f)
-                    })
-                    .collect();
+                    });
                     applied
                         .summary
                         .push_str(&displaced_summary(&applied.displaced));
@@ -425,14 +415,7 @@ impl Edit {
                 }
                 let uid = pod.uid;
                 cluster.terminated_pods.retain(|p| p.uid != uid);
-                let taken = take_pods(cluster, |p| p.uid == uid);
-                applied.displaced = taken
-                    .into_iter()
-                    .map(|p| {
-                        let f = fate(&p, Leaving::Deleted);
-                        (p, f)
-                    })
-                    .collect();
+                applied.displaced = take_pods(cluster, Leaving::Deleted, |p| p.uid == uid);
                 applied.summary = format!(
                     "delete pod {namespace}/{name}{}",
                     match applied.displaced.first().map(|(_, f)| f) {
@@ -489,13 +472,24 @@ fn evicted_by(taint: &Taint, pod: &Pod) -> bool {
         .is_none_or(|t| t.seconds.is_some())
 }
 
-/// Takes the pods matching `f` out of the cluster.
-fn take_pods(cluster: &mut Cluster, f: impl Fn(&Pod) -> bool) -> Vec<Arc<Pod>> {
+/// Takes the pods matching `f` out of the cluster, each with what its controller does when it
+/// leaves `why`.
+fn take_pods(
+    cluster: &mut Cluster,
+    why: Leaving,
+    f: impl Fn(&Pod) -> bool,
+) -> Vec<(Arc<Pod>, Fate)> {
     let (taken, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut cluster.pods)
         .into_iter()
         .partition(|p| f(p));
     cluster.pods = kept;
     taken
+        .into_iter()
+        .map(|p| {
+            let fate = fate(&p, why);
+            (p, fate)
+        })
+        .collect()
 }
 
 fn displaced_summary(displaced: &[(Arc<Pod>, Fate)]) -> String {
