@@ -88,6 +88,16 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The per-node summary of `node`.
+fn node_summary<'a>(report: &'a Value, node: &str) -> &'a Value {
+    report["perNode"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["node"] == node)
+        .unwrap_or_else(|| panic!("{node} not in {report:#}"))
+}
+
 /// The changes as the report lists them, in order.
 fn edit_flags(report: &Value) -> Vec<String> {
     report["edits"]
@@ -274,12 +284,7 @@ fn daemon_set_and_static_pods_stay_on_a_drained_node() {
     assert_eq!(stays[1].0, "kube-system/static-proxy-a1");
     assert!(stays[1].1.contains("mirror"));
     // They are still there, on a cordoned node.
-    let a1 = r["perNode"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["node"] == "a1")
-        .unwrap();
+    let a1 = node_summary(&r, "a1");
     assert_eq!(
         (a1["podsBefore"].as_u64(), a1["podsAfter"].as_u64()),
         (Some(5), Some(2))
@@ -350,12 +355,7 @@ fn deleting_a_node_and_a_no_execute_taint_recreate_owned_pods_without_asking_bud
     assert_eq!(outcome_of(&r, "kube-system/node-agent-b2"), "Removed");
     assert_eq!(pod_entry(&r, "shop/db-2")["origin"], "Displaced");
     assert_eq!(pod_entry(&r, "shop/db-2")["edit"], 1);
-    let b2 = r["perNode"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["node"] == "b2")
-        .unwrap();
+    let b2 = node_summary(&r, "b2");
     assert_eq!(b2["podsAfter"], Value::Null);
 
     // The DaemonSet pod tolerates everything; the others go.
@@ -444,12 +444,7 @@ fn added_and_cloned_nodes_get_their_daemon_set_pods_and_schedule_pending_pods() 
     // The node-agent DaemonSet tolerates everything and selects no node: c1 gets its pod.
     assert_eq!(outcome_of(&r, "kube-system/node-agent-c1"), "c1");
     assert_eq!(r["edits"][0]["addedNodes"], json!(["c1"]));
-    let c1 = r["perNode"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["node"] == "c1")
-        .unwrap();
+    let c1 = node_summary(&r, "c1");
     assert_eq!(
         (c1["podsBefore"].clone(), c1["podsAfter"].as_u64()),
         (Value::Null, Some(2))
@@ -467,12 +462,7 @@ fn added_and_cloned_nodes_get_their_daemon_set_pods_and_schedule_pending_pods() 
         outcome_of(&r, "kube-system/node-agent-a1-clone-2"),
         "a1-clone-2"
     );
-    let clone = r["perNode"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["node"] == "a1-clone-2")
-        .unwrap();
+    let clone = node_summary(&r, "a1-clone-2");
     assert_eq!(
         clone["podsAfter"], 2,
         "the DaemonSet pod and the static pod"
