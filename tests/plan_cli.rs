@@ -71,13 +71,18 @@ fn outcome_of(report: &Value, pod: &str) -> String {
         .1
 }
 
-fn pod_entry<'a>(report: &'a Value, pod: &str) -> &'a Value {
-    report["pods"]
+/// The item of the list `report[list]` whose `key` is `name`.
+fn entry<'a>(report: &'a Value, list: &str, key: &str, name: &str) -> &'a Value {
+    report[list]
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["pod"] == pod)
-        .unwrap_or_else(|| panic!("{pod} not in {report:#}"))
+        .find(|item| item[key] == name)
+        .unwrap_or_else(|| panic!("{name} not in {list} of {report:#}"))
+}
+
+fn pod_entry<'a>(report: &'a Value, pod: &str) -> &'a Value {
+    entry(report, "pods", "pod", pod)
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -88,14 +93,15 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The per-node summary of `node`.
+/// The FailedScheduling message of a pod the plan leaves pending.
+fn pending_message(report: &Value, pod: &str) -> String {
+    let p = pod_entry(report, pod);
+    assert_eq!(p["outcome"], "Pending", "{p}");
+    p["message"].as_str().unwrap().to_string()
+}
+
 fn node_summary<'a>(report: &'a Value, node: &str) -> &'a Value {
-    report["perNode"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["node"] == node)
-        .unwrap_or_else(|| panic!("{node} not in {report:#}"))
+    entry(report, "perNode", "node", node)
 }
 
 /// The changes as the report lists them, in order.
@@ -171,14 +177,8 @@ fn drained_replicas_keep_their_zone_spread_in_every_release() {
         let victim = pod_entry(&r, "batch/report-4hq8z");
         assert_eq!(victim["origin"], "Preempted");
         assert_eq!(victim["preemptedBy"], "shop/web-7f9c-k2x8p");
-        assert_eq!(victim["outcome"], "Pending");
-        assert!(
-            victim["message"]
-                .as_str()
-                .unwrap()
-                .starts_with("0/4 nodes are available:"),
-            "{victim}"
-        );
+        let message = pending_message(&r, "batch/report-4hq8z");
+        assert!(message.starts_with("0/4 nodes are available:"), "{message}");
         assert_eq!(r["verdict"]["preempting"], 1);
         let zone_a = &r["perZone"][0];
         assert_eq!(
@@ -196,14 +196,10 @@ fn replicas_with_required_anti_affinity_never_share_a_node() {
     // With a2 cordoned too, it fits nowhere, and the anti-affinity says why.
     let (code, r) = plan(&["whatif", "--cordon", "a2", "--drain", "a1"]);
     assert_eq!(code, 1);
-    let db = pod_entry(&r, "shop/db-0");
-    assert_eq!(db["outcome"], "Pending");
+    let message = pending_message(&r, "shop/db-0");
     assert!(
-        db["message"]
-            .as_str()
-            .unwrap()
-            .contains("node(s) didn't match pod anti-affinity rules"),
-        "{db}"
+        message.contains("node(s) didn't match pod anti-affinity rules"),
+        "{message}"
     );
 }
 
@@ -638,15 +634,7 @@ fn a_daemon_set_runs_where_the_controller_and_the_scheduler_allow_and_may_preemp
     assert_eq!(code, 1, "a1 has no room left");
     let d = &r["daemonSets"][0];
     assert_eq!(d["daemonSet"], "kube-system/logger");
-    let node = |name: &str| {
-        d["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["node"] == name)
-            .unwrap()
-            .clone()
-    };
+    let node = |name: &str| entry(d, "nodes", "node", name);
     // The controller tolerates the cordon; the user's taint is not tolerated.
     assert_eq!(node("a2")["outcome"], "Scheduled");
     assert_eq!(node("b1")["outcome"], "Scheduled");
