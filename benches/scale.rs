@@ -4,13 +4,17 @@
 //! the median of each figure: load (parse + index), explain of a plain pod and of a pod with zone
 //! spread and hostname anti-affinity, replica placement rates, and peak RSS. With GPUs, a second
 //! table times explaining a pod with a one-GPU ResourceClaim, and one whose claim also has a
-//! request selector (the first explanation after load, and the median of the rest).
+//! request selector (the first explanation after load, and the median of the rest). Then the
+//! change plan of a drain (issue 16): the busiest node, and the busiest nodes together until at
+//! least 100 pods are to be rescheduled, timed from the loaded cluster to the finished plan.
 
 use kubectl_sched::explain;
 use kubectl_sched::framework::profile::default_framework;
 use kubectl_sched::framework::snapshot::Snapshot;
 use kubectl_sched::model::cluster::Cluster;
+use kubectl_sched::model::intern::Str;
 use kubectl_sched::model::pod::Pod;
+use kubectl_sched::plan;
 use kubectl_sched::release::Release;
 use kubectl_sched::source::file;
 use std::path::{Path, PathBuf};
@@ -141,6 +145,71 @@ fn placement_rate(cluster: &Arc<Cluster>, p: &Pod, count: usize) -> (f64, usize)
     )
 }
 
+/// `--drain` of `nodes`: the whole plan (edits, snapshot, evictions, the queue, the report's
+/// input), as the CLI runs it once the cluster is loaded; and, of that, the snapshot the plan
+/// builds after its edits (what a plain what-if counts as part of the load).
+struct DrainTime {
+    plan: Duration,
+    snapshot: Duration,
+    rescheduled: usize,
+    scheduled: usize,
+}
+
+fn drain_time(cluster: &Arc<Cluster>, nodes: &[Str]) -> DrainTime {
+    let fws = vec![default_framework(Release::NEWEST.into())];
+    let (mut plans, mut snapshots) = (Vec::new(), Vec::new());
+    let mut moved = (0, 0);
+    for _ in 0..3 {
+        let t = Instant::now();
+        std::hint::black_box(Snapshot::new(Arc::new((**cluster).clone()), None));
+        snapshots.push(t.elapsed());
+        let owned = (**cluster).clone();
+        let t = Instant::now();
+        let plan = plan::run(
+            &fws,
+            owned,
+            plan::Request {
+                edits: nodes.iter().map(|&n| plan::edit::Edit::Drain(n)).collect(),
+                drain: plan::drain::Options {
+                    force: true,
+                    delete_emptydir_data: true,
+                },
+                workloads: Vec::new(),
+                pending: None,
+                seed: None,
+            },
+        )
+        .expect("the nodes exist");
+        plans.push(t.elapsed());
+        let scheduled = plan
+            .pods
+            .iter()
+            .filter(|p| matches!(p.outcome, plan::Outcome::Scheduled { .. }))
+            .count();
+        moved = (plan.pods.len(), scheduled);
+        std::hint::black_box(&plan);
+    }
+    DrainTime {
+        plan: median(plans),
+        snapshot: median(snapshots),
+        rescheduled: moved.0,
+        scheduled: moved.1,
+    }
+}
+
+/// Nodes by how many pods they run, most first.
+fn busiest(cluster: &Cluster) -> Vec<(Str, usize)> {
+    let mut counts: std::collections::HashMap<Str, usize> = Default::default();
+    for p in &cluster.pods {
+        if let Some(n) = p.node_name {
+            *counts.entry(n).or_default() += 1;
+        }
+    }
+    let mut v: Vec<(Str, usize)> = counts.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
 fn main() {
     let nodes: Vec<usize> = arg("--nodes")
         .unwrap_or_else(|| "500,1000,2000,5000".into())
@@ -200,6 +269,32 @@ fn main() {
             spread_rate,
             peak_rss_mb()
         );
+        // The drain plans, on the same cluster: pods rescheduled, of them scheduled, time.
+        let by_load = busiest(&cluster);
+        let mut enough = Vec::new();
+        let mut total = 0;
+        for &(node, count) in &by_load {
+            if total >= 100 {
+                break;
+            }
+            enough.push(node);
+            total += count;
+        }
+        for nodes in [vec![by_load[0].0], enough] {
+            let d = drain_time(&cluster, &nodes);
+            let what = match nodes.as_slice() {
+                [_] => format!("busiest node ({} pods)", by_load[0].1),
+                many => format!("{} busiest nodes ({total} pods)", many.len()),
+            };
+            println!(
+                "{:>6} drain {what}: {} pods rescheduled, {} scheduled; plan {:.0}ms, of which the snapshot {:.0}ms",
+                "",
+                d.rescheduled,
+                d.scheduled,
+                d.plan.as_secs_f64() * 1e3,
+                d.snapshot.as_secs_f64() * 1e3
+            );
+        }
     }
     if !dra_rows.is_empty() {
         println!(

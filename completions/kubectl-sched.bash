@@ -183,7 +183,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__explain)
-            opts="-A -n -o -v -h -V --all-namespaces --all-pending --config --scheduler-version --call-extenders --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
+            opts="-A -n -o -v -h -V --all-namespaces --all-pending --config --scheduler-version --call-extenders --serial --cordon --uncordon --delete-node --taint --untaint --label --add-node --clone-node --delete-pod --drain --force --delete-emptydir-data --seed --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -194,6 +194,50 @@ _kubectl__sched() {
                     return 0
                     ;;
                 --scheduler-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cordon)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --uncordon)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --delete-node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --taint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --untaint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add-node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clone-node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --delete-pod)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -495,7 +539,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__whatif)
-            opts="-f -n -o -v -h -V --filename --replicas --max --limit --config --scheduler-version --call-extenders --serial --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
+            opts="-f -n -o -v -h -V --filename --replicas --max --limit --config --scheduler-version --call-extenders --serial --cordon --uncordon --delete-node --taint --untaint --label --add-node --clone-node --delete-pod --drain --force --delete-emptydir-data --seed --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -522,6 +566,50 @@ _kubectl__sched() {
                     return 0
                     ;;
                 --scheduler-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cordon)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --uncordon)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --delete-node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --taint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --untaint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --add-node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clone-node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --delete-pod)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -49,11 +49,22 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "lease" 
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "snapshot" -d 'Save the cluster state this tool reads, for offline analysis'
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "completions" -d 'Print shell completions'
 complete -c kubectl-sched -n "__fish_kubectl_sched_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s f -l filename -d 'The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job whose pods to place (YAML or JSON; - for stdin)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s f -l filename -d 'The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController, Job, CronJob or DaemonSet whose pods to place; several documents are placed in order (YAML or JSON; - for stdin). Optional with a change such as --drain' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l replicas -d 'Place this many replicas one after another (default: a workload\'s own replica count)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l limit -d 'The most replicas --max or --replicas places: a node that takes any number of pods of this shape would otherwise be filled one by one' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l config -d 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l scheduler-version -d 'The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as v1.36.2 (default: the API server\'s version, or the one the snapshot recorded, else the newest modelled)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l cordon -d 'Cordon a node (spec.unschedulable and its NoSchedule taint)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l uncordon -d 'Uncordon a node' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l delete-node -d 'Delete a node: controllers recreate its pods elsewhere (no PodDisruptionBudget is asked), bare pods are lost' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l taint -d 'Taint a node (kubectl taint syntax); a NoExecute taint evicts the pods that do not tolerate it' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l untaint -d 'Remove a taint (every effect of the key without :EFFECT)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l label -d 'Label a node (KEY- removes the label)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l add-node -d 'Add the Node of a manifest, with the pods of the cluster\'s DaemonSets that would run there' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l clone-node -d 'Add COUNT nodes like NODE (capacity, labels, taints, DaemonSet and static pods), named NODE-clone-1…' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l delete-pod -d 'Delete a pod: its controller recreates it' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l drain -d 'Drain a node as kubectl drain --ignore-daemonsets would, after every other change: is it safe?' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l seed -d 'Break ties between equally good nodes at random, seeded, as kube-scheduler does (default: the first by name)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l context -d 'The kubeconfig context to use' -r
@@ -72,12 +83,25 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l m
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l max -d 'Place replicas until one fits nowhere: how many more fit?'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l call-extenders -d 'Call the scheduler extenders of --config (their filter, prioritize and preempt verbs, never bind), sending them the pod and the nodes; without it they are listed but not called, and kube-scheduler\'s answer may differ'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l serial -d 'Filter and score nodes on one thread (results are identical; for comparison)'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l force -d 'With --drain: delete pods that declare no controller (kubectl drain --force); nothing recreates them'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l delete-emptydir-data -d 'With --drain: evict pods with emptyDir volumes (their data is lost)'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s v -l verbose -d 'More detail on errors and warnings'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -s V -l version -d 'Print version'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l config -d 'A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l scheduler-version -d 'The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as v1.36.2 (default: the API server\'s version, or the one the snapshot recorded, else the newest modelled)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l cordon -d 'Cordon a node (spec.unschedulable and its NoSchedule taint)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l uncordon -d 'Uncordon a node' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l delete-node -d 'Delete a node: controllers recreate its pods elsewhere (no PodDisruptionBudget is asked), bare pods are lost' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l taint -d 'Taint a node (kubectl taint syntax); a NoExecute taint evicts the pods that do not tolerate it' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l untaint -d 'Remove a taint (every effect of the key without :EFFECT)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l label -d 'Label a node (KEY- removes the label)' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l add-node -d 'Add the Node of a manifest, with the pods of the cluster\'s DaemonSets that would run there' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l clone-node -d 'Add COUNT nodes like NODE (capacity, labels, taints, DaemonSet and static pods), named NODE-clone-1…' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l delete-pod -d 'Delete a pod: its controller recreates it' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l drain -d 'Drain a node as kubectl drain --ignore-daemonsets would, after every other change: is it safe?' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l seed -d 'Break ties between equally good nodes at random, seeded, as kube-scheduler does (default: the first by name)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
@@ -97,6 +121,8 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s 
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l all-pending -d 'Explain every pending pod (in -n\'s namespace if given, else in all), one line each'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l call-extenders -d 'Call the scheduler extenders of --config (their filter, prioritize and preempt verbs, never bind), sending them the pod and the nodes; without it they are listed but not called, and kube-scheduler\'s answer may differ'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l serial -d 'Filter and score nodes on one thread (results are identical; for comparison)'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l force -d 'With --drain: delete pods that declare no controller (kubectl drain --force); nothing recreates them'
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l delete-emptydir-data -d 'With --drain: evict pods with emptyDir volumes (their data is lost)'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l consistent-read -d 'Read with a consistent (quorum) list from etcd instead of the API server\'s watch cache'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s v -l verbose -d 'More detail on errors and warnings'
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -1,10 +1,11 @@
 //! Command-line flags, defined once (clap derive). The binaries only call `crate::app::main`.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-pub const EXIT_CODES: &str = "Exit codes: 0 the pod fits (or the command succeeded), 1 the pod fits no node, \
-2 bad input (files, flags, configuration), 3 cluster or API error.";
+pub const EXIT_CODES: &str = "Exit codes: 0 the pod fits (or the command succeeded), 1 the pod fits no node \
+(with changes: a pod stays pending, is lost or cannot be evicted), 2 bad input (files, flags, configuration), \
+3 cluster or API error.";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -133,10 +134,11 @@ pub struct SchedulerArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct WhatifArgs {
-    /// The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController or Job
-    /// whose pods to place (YAML or JSON; - for stdin)
+    /// The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController, Job,
+    /// CronJob or DaemonSet whose pods to place; several documents are placed in order (YAML or
+    /// JSON; - for stdin). Optional with a change such as --drain
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    pub file: String,
+    pub file: Option<String>,
     /// Place this many replicas one after another (default: a workload's own replica count)
     #[arg(long, value_name = "N", conflicts_with = "max")]
     pub replicas: Option<usize>,
@@ -149,6 +151,8 @@ pub struct WhatifArgs {
     pub limit: usize,
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
+    #[command(flatten)]
+    pub plan: PlanArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -164,6 +168,177 @@ pub struct ExplainArgs {
     pub all_pending: bool,
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
+    /// With --all-pending: the pending pods are scheduled one after another on the changed
+    /// cluster
+    #[command(flatten)]
+    pub plan: PlanArgs,
+}
+
+/// Change planning: changes to the cluster state read (never to the cluster), then every pod
+/// they leave without a node, and every pod to place, through kube-scheduler's queue.
+#[derive(Args, Debug, Clone, Default)]
+#[command(
+    next_help_heading = "Changes, applied in command-line order (the cluster itself is never changed)"
+)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub edits: Edits,
+    /// With --drain: delete pods that declare no controller (kubectl drain --force); nothing
+    /// recreates them
+    #[arg(long, requires = "drain")]
+    pub force: bool,
+    /// With --drain: evict pods with emptyDir volumes (their data is lost)
+    #[arg(long, requires = "drain")]
+    pub delete_emptydir_data: bool,
+    /// Break ties between equally good nodes at random, seeded, as kube-scheduler does (default:
+    /// the first by name)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+impl PlanArgs {
+    /// Whether anything asks for change planning.
+    pub fn any(&self) -> bool {
+        !self.edits.0.is_empty() || self.seed.is_some()
+    }
+}
+
+/// One change flag and its value(s), as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Edit {
+    Cordon(String),
+    Uncordon(String),
+    DeleteNode(String),
+    Taint(String),
+    Untaint(String),
+    Label(String, String),
+    AddNode(String),
+    CloneNode(String),
+    DeletePod(String),
+    Drain(String),
+}
+
+/// A change flag: its id (and long name), value names, help, and how its values make an edit.
+struct EditFlag {
+    id: &'static str,
+    values: &'static [&'static str],
+    help: &'static str,
+    make: fn(&[String]) -> Edit,
+}
+
+/// The change flags, in one table so the flags, their parsing and the completions cannot drift
+/// apart.
+const EDIT_FLAGS: [EditFlag; 10] = [
+    EditFlag {
+        id: "cordon",
+        values: &["NODE"],
+        help: "Cordon a node (spec.unschedulable and its NoSchedule taint)",
+        make: |v| Edit::Cordon(v[0].clone()),
+    },
+    EditFlag {
+        id: "uncordon",
+        values: &["NODE"],
+        help: "Uncordon a node",
+        make: |v| Edit::Uncordon(v[0].clone()),
+    },
+    EditFlag {
+        id: "delete-node",
+        values: &["NODE"],
+        help: "Delete a node: controllers recreate its pods elsewhere (no PodDisruptionBudget is asked), bare pods are lost",
+        make: |v| Edit::DeleteNode(v[0].clone()),
+    },
+    EditFlag {
+        id: "taint",
+        values: &["NODE=KEY[=VALUE]:EFFECT"],
+        help: "Taint a node (kubectl taint syntax); a NoExecute taint evicts the pods that do not tolerate it",
+        make: |v| Edit::Taint(v[0].clone()),
+    },
+    EditFlag {
+        id: "untaint",
+        values: &["NODE=KEY[:EFFECT]"],
+        help: "Remove a taint (every effect of the key without :EFFECT)",
+        make: |v| Edit::Untaint(v[0].clone()),
+    },
+    EditFlag {
+        id: "label",
+        values: &["NODE", "KEY=VALUE"],
+        help: "Label a node (KEY- removes the label)",
+        make: |v| Edit::Label(v[0].clone(), v[1].clone()),
+    },
+    EditFlag {
+        id: "add-node",
+        values: &["FILE"],
+        help: "Add the Node of a manifest, with the pods of the cluster's DaemonSets that would run there",
+        make: |v| Edit::AddNode(v[0].clone()),
+    },
+    EditFlag {
+        id: "clone-node",
+        values: &["NODE=COUNT"],
+        help: "Add COUNT nodes like NODE (capacity, labels, taints, DaemonSet and static pods), named NODE-clone-1…",
+        make: |v| Edit::CloneNode(v[0].clone()),
+    },
+    EditFlag {
+        id: "delete-pod",
+        values: &["NAMESPACE/NAME"],
+        help: "Delete a pod: its controller recreates it",
+        make: |v| Edit::DeletePod(v[0].clone()),
+    },
+    EditFlag {
+        id: "drain",
+        values: &["NODE"],
+        help: "Drain a node as kubectl drain --ignore-daemonsets would, after every other change: is it safe?",
+        make: |v| Edit::Drain(v[0].clone()),
+    },
+];
+
+/// Every change flag given, in command-line order (clap keeps each flag's values apart; their
+/// indices put them back in order).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Edits(pub Vec<Edit>);
+
+impl FromArgMatches for Edits {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut found: Vec<(usize, Edit)> = Vec::new();
+        for flag in &EDIT_FLAGS {
+            let (Some(values), Some(indices)) =
+                (m.get_many::<String>(flag.id), m.indices_of(flag.id))
+            else {
+                continue;
+            };
+            let values: Vec<String> = values.cloned().collect();
+            let n = flag.values.len();
+            // Each occurrence has `n` values and `n` indices; the first index places it.
+            for (chunk, at) in values.chunks(n).zip(indices.step_by(n)) {
+                found.push((at, (flag.make)(chunk)));
+            }
+        }
+        found.sort_by_key(|(at, _)| *at);
+        Ok(Edits(found.into_iter().map(|(_, e)| e).collect()))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for Edits {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        EDIT_FLAGS.iter().fold(cmd, |cmd, flag| {
+            cmd.arg(
+                Arg::new(flag.id)
+                    .long(flag.id)
+                    .value_names(flag.values)
+                    .num_args(flag.values.len())
+                    .action(ArgAction::Append)
+                    .help(flag.help),
+            )
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 #[derive(Args, Debug, Clone)]

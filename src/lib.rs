@@ -16,6 +16,7 @@ pub mod extender;
 pub mod framework;
 pub mod lease;
 pub mod model;
+pub mod plan;
 pub mod plugins;
 pub mod preemption;
 pub mod release;

@@ -139,6 +139,17 @@ fn event_lines(event: Option<&SchedulerEvent>, expected: bool, style: Style) -> 
 
 pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     keep_objects_for_extenders(&args.scheduler);
+    if args.plan.any() && !args.all_pending {
+        return Err(Failure::bad_input(anyhow!(
+            "changes (--drain, --cordon, …) and --seed go with --all-pending; to place one pod on a changed cluster, use whatif -f POD with the changes"
+        )));
+    }
+    if args.all_pending && args.plan.any() {
+        // The changes first: a typo should not wait for a cluster read.
+        let edits = super::plan::edits(&args.plan)?;
+        let source = Source::open(global)?;
+        return super::plan::all_pending(global, args, &source, edits);
+    }
     let source = Source::open(global)?;
     if args.all_pending || args.all_namespaces {
         return all_pending(global, args, &source);
@@ -224,20 +235,6 @@ struct PendingRow {
     scheduler_event: Option<SchedulerEvent>,
 }
 
-fn list_names<S: AsRef<str>>(names: &[S]) -> String {
-    const SHOWN: usize = 3;
-    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
-    if names.len() <= SHOWN {
-        names.join(", ")
-    } else {
-        format!(
-            "{} and {} more",
-            names[..SHOWN].join(", "),
-            names.len() - SHOWN
-        )
-    }
-}
-
 /// How many of a pod's reasons the brief cause names; the rest are counted.
 const REASONS_SHOWN: usize = 2;
 
@@ -260,7 +257,7 @@ fn brief(e: &Explanation) -> String {
     if e.fits() {
         return match e.selected.as_slice() {
             [one] => format!("would be scheduled on {one}"),
-            many => format!("would be scheduled on one of {}", list_names(many)),
+            many => format!("would be scheduled on one of {}", explain::list_names(many)),
         };
     }
     let mut counts: Vec<(&str, usize)> = Vec::new();
@@ -297,7 +294,7 @@ fn brief(e: &Explanation) -> String {
         let _ = write!(
             cause,
             "; preemption would evict {} on {}",
-            list_names(&p.victims),
+            explain::list_names(&p.victims),
             p.nominated_node
         );
     }

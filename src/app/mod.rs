@@ -3,6 +3,7 @@
 
 mod explain;
 mod lease;
+mod plan;
 mod profiles;
 mod render;
 mod snapshot;

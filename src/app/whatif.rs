@@ -1,5 +1,6 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
+use super::plan;
 use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
 use super::render::{print_structured, print_text, table_options, warn};
 use super::source::{Source, limits};
@@ -105,14 +106,30 @@ pub fn load_pod(
 }
 
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
-    // The file first: a typo should not wait for a cluster read.
-    if args.file == "-" && global.snapshot.as_deref() == Some("-") {
+    // The file and the changes first: a typo should not wait for a cluster read.
+    if args.file.as_deref() == Some("-") && global.snapshot.as_deref() == Some("-") {
         return Err(Failure::bad_input(anyhow!(
             "--snapshot - and -f - cannot both read stdin: give one of them a file"
         )));
     }
-    let document =
-        file::load_single_with(&args.file, limits(global)).map_err(Failure::bad_input)?;
+    let documents = match &args.file {
+        Some(path) => Some(file::load_documents(path, limits(global)).map_err(Failure::bad_input)?),
+        None => None,
+    };
+    let edits = plan::edits(&args.plan)?;
+    let planning = args.plan.any()
+        || documents
+            .as_ref()
+            .is_some_and(|(_, docs)| docs.len() > 1 || docs.iter().any(plan::is_daemon_set));
+    if planning {
+        return plan::whatif(global, args, documents, edits);
+    }
+    let Some((display, mut docs)) = documents else {
+        return Err(Failure::bad_input(anyhow!(
+            "nothing to place: pass -f FILE (a pod or workload), or a change such as --drain NODE"
+        )));
+    };
+    let document = (display, docs.remove(0));
     keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;

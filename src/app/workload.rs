@@ -1,8 +1,9 @@
-//! What `whatif -f` accepts: a Pod, or a workload whose pod template is placed `replicas` times.
+//! What `whatif -f` accepts: a Pod, a workload whose pod template is placed `replicas` times, or
+//! a DaemonSet, whose template the plan places once per node the DaemonSet controller picks.
 //! The manifest is decoded strictly, as `kubectl --validate=strict` sends it: a field the type
 //! does not have is an error, not a silently different answer. Workload pods get the owner a real
 //! controller would give them, so default topology spreading treats them as it would treat the
-//! real replicas.
+//! real replicas, and a preempted one is recreated.
 
 use super::Failure;
 use crate::model::cluster::Cluster;
@@ -12,7 +13,7 @@ use crate::model::validate::{Errors, quoted};
 use crate::source::decode;
 use anyhow::anyhow;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::batch::v1::{CronJob, Job, JobSpec};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use serde_json::Value;
@@ -24,14 +25,24 @@ const WHATIF_HASH: &str = "whatif";
 
 pub struct Workload {
     pub pod: k8s::Pod,
-    /// `spec.replicas` (or the pods a Job runs at once); `None` for a bare Pod.
+    /// `spec.replicas` (a Job's or CronJob's pods at once); `None` for a bare Pod or a DaemonSet.
     pub replicas: Option<usize>,
+    /// A DaemonSet's update strategy: one pod per node, not a count.
+    pub daemon_set: Option<UpdateStrategy>,
     /// "Deployment web" and the like, for messages.
     pub description: Option<String>,
     /// `Deployment shop/web`: the object messages about the pod name, when it is a template.
     pub object: Option<String>,
     /// The controller the pods would have, to register so default spreading finds it.
     owner: Option<(OwnerKind, Str, Option<Selector>, Option<Labels>)>,
+}
+
+/// `spec.updateStrategy.type` of a DaemonSet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateStrategy {
+    RollingUpdate,
+    /// Pods already running stay until deleted by hand.
+    OnDelete,
 }
 
 #[derive(Clone, Copy)]
@@ -89,6 +100,7 @@ struct Template {
     template: Option<k8s::PodTemplateSpec>,
     replicas: Option<i32>,
     selector: Option<LabelSelector>,
+    daemon_set: Option<UpdateStrategy>,
     errors: Errors,
 }
 
@@ -174,6 +186,7 @@ fn decode_template(
                 template: Some(spec.template),
                 replicas: spec.replicas,
                 selector: Some(spec.selector),
+                daemon_set: None,
                 errors: Errors::default(),
             }
         }
@@ -185,6 +198,7 @@ fn decode_template(
                 template: spec.template,
                 replicas: spec.replicas,
                 selector: Some(spec.selector),
+                daemon_set: None,
                 errors: Errors::default(),
             }
         }
@@ -196,6 +210,7 @@ fn decode_template(
                 template: Some(spec.template),
                 replicas: spec.replicas,
                 selector: Some(spec.selector),
+                daemon_set: None,
                 errors: Errors::default(),
             }
         }
@@ -216,40 +231,57 @@ fn decode_template(
                 }),
                 template: spec.template,
                 replicas: spec.replicas,
+                daemon_set: None,
                 errors: Errors::default(),
             }
         }
         "Job" => {
             let job: Job = strict(display, object, value)?;
-            let spec = job.spec.unwrap_or_default();
-            let mut errors = Errors::default();
-            replicas_field(&mut errors, "spec.parallelism", spec.parallelism);
-            replicas_field(&mut errors, "spec.completions", spec.completions);
-            restart_policy(&mut errors, Some(&spec.template), &["OnFailure", "Never"]);
-            // The Job controller runs at most the completions still to go at once.
-            let parallelism = spec.parallelism.unwrap_or(1);
-            Template {
-                meta: job.metadata,
-                template: Some(spec.template),
-                replicas: Some(spec.completions.map_or(parallelism, |c| c.min(parallelism))),
-                selector: None,
-                errors,
-            }
+            job_template(job.metadata, job.spec.unwrap_or_default(), "spec")
+        }
+        // A CronJob's pods are those of the Job it creates from its jobTemplate.
+        "CronJob" => {
+            let cron: CronJob = strict(display, object, value)?;
+            let spec = cron.spec.job_template.spec;
+            job_template(
+                cron.metadata,
+                spec.unwrap_or_default(),
+                "spec.jobTemplate.spec",
+            )
         }
         "DaemonSet" => {
             let ds: DaemonSet = strict(display, object, value)?;
-            return Err(Failure::bad_input(anyhow!(
-                "{display}: DaemonSet {}: a DaemonSet places one pod per node by node name, not through scheduling choices; try one of its pods with `whatif -f pod.yaml` instead",
-                ds.metadata.name.unwrap_or_default()
-            )));
+            let spec = ds.spec;
+            let mut errors = Errors::default();
+            let strategy = spec.update_strategy.and_then(|u| u.type_);
+            let daemon_set = match strategy.as_deref() {
+                None | Some("RollingUpdate") => UpdateStrategy::RollingUpdate,
+                Some("OnDelete") => UpdateStrategy::OnDelete,
+                Some(other) => {
+                    errors.one_of(
+                        "spec.updateStrategy.type",
+                        other,
+                        &["OnDelete", "RollingUpdate"],
+                    );
+                    UpdateStrategy::OnDelete
+                }
+            };
+            Template {
+                meta: ds.metadata,
+                template: Some(spec.template),
+                replicas: None,
+                selector: Some(spec.selector),
+                daemon_set: Some(daemon_set),
+                errors,
+            }
         }
         other => {
             return Err(Failure::bad_input(anyhow!(
-                "{display}: expected a Pod or a workload (Deployment, ReplicaSet, StatefulSet, ReplicationController, Job), found a {other}"
+                "{display}: expected a Pod or a workload (Deployment, ReplicaSet, StatefulSet, ReplicationController, Job, CronJob, DaemonSet), found a {other}"
             )));
         }
     };
-    if kind != "Job" {
+    if !matches!(kind, "Job" | "CronJob") {
         replicas_field(&mut t.errors, "spec.replicas", t.replicas);
         let template = t.template.clone();
         restart_policy(&mut t.errors, template.as_ref(), &["Always"]);
@@ -259,6 +291,24 @@ fn decode_template(
         t.errors.push("spec.template.spec", "Required value");
     }
     Ok(t)
+}
+
+/// A Job's pods (a CronJob's Job's too): as many at once as the Job controller runs, `parallelism`
+/// (default 1) but never more than the completions still to go. `at` is where the spec is.
+fn job_template(meta: ObjectMeta, spec: JobSpec, at: &str) -> Template {
+    let mut errors = Errors::default();
+    replicas_field(&mut errors, &format!("{at}.parallelism"), spec.parallelism);
+    replicas_field(&mut errors, &format!("{at}.completions"), spec.completions);
+    restart_policy(&mut errors, Some(&spec.template), &["OnFailure", "Never"]);
+    let parallelism = spec.parallelism.unwrap_or(1);
+    Template {
+        meta,
+        template: Some(spec.template),
+        replicas: Some(spec.completions.map_or(parallelism, |c| c.min(parallelism))),
+        selector: None,
+        daemon_set: None,
+        errors,
+    }
 }
 
 /// Reads a Pod or a workload's pod template; `namespace` is where an object without one goes.
@@ -279,6 +329,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
         return Ok(Workload {
             pod: strict(display, &object, &value)?,
             replicas: None,
+            daemon_set: None,
             description: None,
             object: None,
             owner: None,
@@ -294,7 +345,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
     let name = t.meta.name.clone().unwrap_or_default();
     let template = t.template.unwrap_or_default();
     let mut compiled = match (&t.selector, kind.as_str()) {
-        (_, "ReplicationController" | "Job") | (None, _) => None,
+        (_, "ReplicationController" | "Job" | "CronJob" | "DaemonSet") | (None, _) => None,
         (Some(sel), _) => Selector::from_label_selector(Some(sel)).ok(),
     };
     let mut pod_meta = template.metadata.unwrap_or_default();
@@ -330,12 +381,21 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
         )),
         _ => None,
     };
-    if let Some((kind, owner_name, _, _)) = &owner {
-        let (api_version, kind) = match kind {
-            OwnerKind::ReplicaSet => ("apps/v1", "ReplicaSet"),
-            OwnerKind::StatefulSet => ("apps/v1", "StatefulSet"),
-            OwnerKind::ReplicationController => ("v1", "ReplicationController"),
-        };
+    // The controller that creates the pods: a ReplicaSet, StatefulSet or ReplicationController
+    // is also registered with the cluster for default spreading (`register_owner`); a Job (a
+    // CronJob's too) or a DaemonSet is only named as the pods' owner.
+    let controller = match (&owner, kind.as_str()) {
+        (Some((kind, owner_name, _, _)), _) => Some(match kind {
+            OwnerKind::ReplicaSet => ("apps/v1", "ReplicaSet", *owner_name),
+            OwnerKind::StatefulSet => ("apps/v1", "StatefulSet", *owner_name),
+            OwnerKind::ReplicationController => ("v1", "ReplicationController", *owner_name),
+        }),
+        (None, "Job") => Some(("batch/v1", "Job", Str::new(&name))),
+        (None, "CronJob") => Some(("batch/v1", "Job", Str::new(format!("{name}-{WHATIF_HASH}")))),
+        (None, "DaemonSet") => Some(("apps/v1", "DaemonSet", Str::new(&name))),
+        _ => None,
+    };
+    if let Some((api_version, kind, owner_name)) = controller {
         pod_meta.owner_references = Some(vec![OwnerReference {
             api_version: api_version.into(),
             kind: kind.into(),
@@ -352,7 +412,11 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
             status: None,
         },
         // Validated non-negative above.
-        replicas: Some(usize::try_from(t.replicas.unwrap_or(1)).unwrap_or(0)),
+        replicas: t
+            .daemon_set
+            .is_none()
+            .then(|| usize::try_from(t.replicas.unwrap_or(1)).unwrap_or(0)),
+        daemon_set: t.daemon_set,
         description: Some(format!("{kind} {name}")),
         object: Some(object),
         owner,

@@ -175,6 +175,21 @@ impl Explanation {
     }
 }
 
+/// A few names for a sentence: the first three, then how many more.
+pub fn list_names<S: AsRef<str>>(names: &[S]) -> String {
+    const SHOWN: usize = 3;
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    if names.len() <= SHOWN {
+        names.join(", ")
+    } else {
+        format!(
+            "{} and {} more",
+            names[..SHOWN].join(", "),
+            names.len() - SHOWN
+        )
+    }
+}
+
 fn plugin_status(s: &Status) -> PluginStatus {
     PluginStatus {
         code: s.code,

@@ -71,6 +71,17 @@ impl TermIndex {
         }
     }
 
+    /// Forgets the pod with this UID wherever it is filed.
+    fn remove(&mut self, uid: Str) {
+        let mut forget = |v: &mut Vec<(usize, Arc<Pod>)>| {
+            if let Some(i) = v.iter().position(|(_, p)| p.uid == uid) {
+                v.swap_remove(i);
+            }
+        };
+        self.by_namespace.values_mut().for_each(&mut forget);
+        forget(&mut self.any_namespace);
+    }
+
     fn concerning(&self, namespace: Str) -> impl Iterator<Item = &(usize, Arc<Pod>)> {
         self.by_namespace
             .get(&namespace)
@@ -78,6 +89,15 @@ impl TermIndex {
             .flatten()
             .chain(&self.any_namespace)
     }
+}
+
+/// A pod's affinity terms that score other pods: required affinity and the preferred terms.
+fn scoring_terms(pod: &Pod) -> impl Iterator<Item = &AffinityTerm> {
+    let a = &pod.affinity;
+    a.required_affinity
+        .iter()
+        .chain(a.preferred_affinity.iter().map(|w| &w.term))
+        .chain(a.preferred_anti_affinity.iter().map(|w| &w.term))
 }
 
 impl Snapshot {
@@ -158,13 +178,8 @@ impl Snapshot {
             self.anti_affinity_terms
                 .add(i, &pod, a.required_anti_affinity.iter());
         }
-        let scoring = a
-            .required_affinity
-            .iter()
-            .chain(a.preferred_affinity.iter().map(|w| &w.term))
-            .chain(a.preferred_anti_affinity.iter().map(|w| &w.term));
-        if scoring.clone().next().is_some() {
-            self.scoring_terms.add(i, &pod, scoring);
+        if scoring_terms(&pod).next().is_some() {
+            self.scoring_terms.add(i, &pod, scoring_terms(&pod));
         }
         self.nodes[i].add_pod(pod);
     }
@@ -201,6 +216,26 @@ impl Snapshot {
             }
             None => false,
         }
+    }
+
+    /// Takes a bound pod off its node and out of the indexes (an eviction, a preemption victim);
+    /// returns it, or `None` when no node holds a pod with this UID there.
+    pub fn remove(&mut self, node: Str, uid: Str) -> Option<Arc<Pod>> {
+        let i = self.node_index(node)?;
+        let pod = self.nodes[i].pods.iter().find(|p| p.uid == uid)?.clone();
+        self.nodes[i].remove_pod(uid);
+        if let Some(pods) = self.namespace_pods.get_mut(&pod.namespace)
+            && let Some(k) = pods.iter().position(|(_, p)| p.uid == uid)
+        {
+            pods.swap_remove(k);
+        }
+        if !pod.affinity.required_anti_affinity.is_empty() {
+            self.anti_affinity_terms.remove(uid);
+        }
+        if scoring_terms(&pod).next().is_some() {
+            self.scoring_terms.remove(uid);
+        }
+        Some(pod)
     }
 
     /// Bound pods with required anti-affinity whose terms may select pods of `namespace`.
@@ -352,5 +387,65 @@ impl Snapshot {
                 .insert((pod.namespace, name), Arc::new(claim));
             *generated = Some(Some(name));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::profile::default_framework;
+    use crate::release::Release;
+    use crate::testing::{cluster, node, pod};
+    use serde_json::json;
+
+    /// Taking a pod off its node leaves the snapshot as if it had never been there: every
+    /// plugin (resources, ports, spreading, both kinds of affinity terms) answers the same.
+    #[test]
+    fn removing_a_pod_equals_building_without_it() {
+        let mut anti = pod("ns/anti", Some("a"), "1", 0, json!({"app": "db"}));
+        anti["spec"]["affinity"] = json!({
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "web"}}}]},
+            "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "web"}}}}]}});
+        anti["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "hostPort": 80}]);
+        let c = cluster(vec![
+            node("a", "4", json!({"zone": "z1"})),
+            node("b", "4", json!({"zone": "z2"})),
+            anti,
+            pod("ns/web-1", Some("b"), "1", 0, json!({"app": "web"})),
+        ]);
+        let mut new = pod("ns/new", None, "3", 0, json!({"app": "web"}));
+        new["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "hostPort": 80}]);
+        new["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": "zone",
+            "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "web"}}}]);
+        let new = crate::model::cluster::convert_pod(serde_json::from_value(new).unwrap())
+            .unwrap()
+            .into_pod();
+        let fw = default_framework(Release::OLDEST.into());
+        let explain = |s: &Snapshot| {
+            serde_json::to_value(crate::explain::build(&fw, s, &new, &fw.schedule(s, &new)))
+                .unwrap()
+        };
+        let mut removed = Snapshot::new(c.clone(), None);
+        let before = explain(&removed);
+        let uid = Str::new("ns/anti");
+        assert_eq!(removed.remove(Str::new("a"), uid).unwrap().uid, uid);
+        assert!(removed.remove(Str::new("a"), uid).is_none());
+        let without = explain(&Snapshot::new(c, Some(uid)));
+        assert_eq!(explain(&removed), without);
+        assert_ne!(before, without);
+        assert!(
+            removed
+                .anti_affinity_concerning(Str::new("ns"))
+                .next()
+                .is_none()
+        );
+        assert!(
+            removed
+                .scoring_terms_concerning(Str::new("ns"))
+                .next()
+                .is_none()
+        );
     }
 }

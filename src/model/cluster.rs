@@ -34,6 +34,12 @@ pub struct Pdb {
     pub disruptions_allowed: i32,
     /// `status.disruptedPods`: pods already being evicted.
     pub disrupted_pods: Vec<Str>,
+    /// `status.currentHealthy` and `status.desiredHealthy`: the eviction API lets an unready pod
+    /// go when the budget is met.
+    pub current_healthy: i32,
+    pub desired_healthy: i32,
+    /// `spec.unhealthyPodEvictionPolicy: AlwaysAllow`: unready pods may always be evicted.
+    pub unhealthy_always_allow: bool,
 }
 
 /// A VolumeAttachment as NodeVolumeLimits reads it: which driver attached which PV.
@@ -385,6 +391,13 @@ impl ClusterBuilder {
                         .and_then(|s| s.disrupted_pods.as_ref())
                         .map(|m| m.keys().map(Str::new).collect())
                         .unwrap_or_default(),
+                    current_healthy: status.and_then(|s| s.current_healthy).unwrap_or(0),
+                    desired_healthy: status.and_then(|s| s.desired_healthy).unwrap_or(0),
+                    unhealthy_always_allow: pdb
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.unhealthy_pod_eviction_policy.as_deref())
+                        == Some("AlwaysAllow"),
                 });
             }
             Object::Pvc(pvc) => {

@@ -59,6 +59,12 @@ impl Labels {
             Err(i) => self.0.insert(i, (key, value)),
         }
     }
+
+    /// Removes a key; its value, or `None` when there was no such key.
+    pub fn remove(&mut self, key: Str) -> Option<Str> {
+        let i = self.0.binary_search_by(|(k, _)| k.cmp(&key)).ok()?;
+        Some(self.0.remove(i).1)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

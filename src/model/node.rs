@@ -12,6 +12,8 @@ use k8s_openapi::api::core::v1 as k8s;
 
 /// The well-known zone label, for grouping placements by zone.
 pub const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
+/// The label the kubelet sets to its hostname: the usual per-node topology key.
+pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
 
 #[derive(Clone, Debug)]
 pub struct Image {

@@ -18,6 +18,8 @@ use k8s_openapi::jiff::Timestamp;
 use std::collections::BTreeMap;
 
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
+/// `corev1.MirrorPodAnnotationKey`.
+pub const MIRROR_ANNOTATION: &str = "kubernetes.io/config.mirror";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Phase {
@@ -93,6 +95,11 @@ pub struct Pod {
     pub deletion_timestamp: Option<Timestamp>,
     /// A DisruptionTarget condition says the scheduler preempted this pod.
     pub disruption_target_by_preemption: bool,
+    /// The kubelet's mirror of a static pod (`kubernetes.io/config.mirror`): no controller
+    /// replaces it and no eviction removes it; the kubelet owns it.
+    pub mirror: bool,
+    /// The Ready condition is True: PodDisruptionBudgets count the pod as healthy.
+    pub ready: bool,
 
     pub node_name: Option<Str>,
     pub nominated_node_name: Option<Str>,
@@ -177,6 +184,11 @@ fn supported_pod_level(name: &str) -> bool {
 impl Pod {
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// `metav1.GetControllerOf`: the owner that manages the pod, if any.
+    pub fn controller(&self) -> Option<&OwnerRef> {
+        self.owner_refs.iter().find(|o| o.controller)
     }
 
     /// Succeeded and Failed pods hold no resources and are invisible to the scheduler.
@@ -416,6 +428,15 @@ impl Pod {
                 .is_some_and(|c| {
                     c.status == "True" && c.reason.as_deref() == Some("PreemptionByScheduler")
                 }),
+            mirror: meta
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key(MIRROR_ANNOTATION)),
+            ready: status
+                .and_then(|s| s.conditions.as_ref())
+                .into_iter()
+                .flatten()
+                .any(|c| c.type_ == "Ready" && c.status == "True"),
             node_name: spec
                 .node_name
                 .as_deref()

@@ -37,6 +37,18 @@ pub struct Taint {
     pub effect: Option<Effect>,
 }
 
+/// kubectl's notation: `key=value:Effect`, or `key:Effect` without a value.
+impl std::fmt::Display for Taint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let effect = self.effect.map_or("", Effect::as_str);
+        if self.value.is_empty() {
+            write!(f, "{}:{effect}", self.key)
+        } else {
+            write!(f, "{}={}:{effect}", self.key, self.value)
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TolerationOperator {
     Equal,
@@ -53,6 +65,8 @@ pub struct Toleration {
     pub value: Str,
     /// `None` matches every effect; `Some(None)` is an effect string this version does not know.
     pub effect: Option<Option<Effect>>,
+    /// `tolerationSeconds`: how long a NoExecute taint is tolerated before the pod is evicted.
+    pub seconds: Option<i64>,
 }
 
 impl Toleration {
@@ -87,6 +101,7 @@ impl Toleration {
             operator,
             value: Str::new(t.value.as_deref().unwrap_or("")),
             effect,
+            seconds: t.toleration_seconds,
         }
     }
 }
@@ -125,6 +140,7 @@ mod tests {
             operator: op,
             value: Str::new(value),
             effect: effect.map(Some),
+            seconds: None,
         }
     }
 

@@ -14,7 +14,7 @@ use crate::framework::status::Status;
 use crate::model::cluster::Workloads;
 use crate::model::intern::Str;
 use crate::model::labels::{Labels, Selector};
-use crate::model::node::Node;
+use crate::model::node::{LABEL_HOSTNAME, LABEL_ZONE, Node};
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
 use crate::model::taints::first_untolerated_do_not_schedule;
@@ -30,8 +30,6 @@ pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
 pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
     "node(s) didn't match pod topology spread constraints (missing required label)";
 
-const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";
-const LABEL_ZONE: &str = "topology.kubernetes.io/zone";
 const HONOR: &str = "Honor";
 
 /// Below this many nodes, counting on several threads costs more than it saves.
@@ -226,7 +224,7 @@ pub fn default_selector(pod: &Pod, workloads: &Workloads) -> Selector {
         }
     }
     let mut selector = Selector::from_set(&set);
-    let Some(owner) = pod.owner_refs.iter().find(|o| o.controller) else {
+    let Some(owner) = pod.controller() else {
         return selector;
     };
     let Some(group_version) = parse_group_version(&owner.api_version) else {
@@ -1373,8 +1371,10 @@ mod tests {
             "/fixtures/conformance/config-pts-default-constraints"
         );
         let cluster = Arc::new(crate::source::file::load(&format!("{dir}/cluster.yaml")).unwrap());
-        let (path, value) = crate::source::file::load_single(&format!("{dir}/pod.yaml")).unwrap();
-        let mut pod: k8s::Pod = crate::source::file::typed(&path, "Pod", value).unwrap();
+        let (path, mut docs) =
+            crate::source::file::load_documents(&format!("{dir}/pod.yaml"), Default::default())
+                .unwrap();
+        let mut pod: k8s::Pod = crate::source::file::typed(&path, "Pod", docs.remove(0)).unwrap();
         crate::model::defaults::pod(&mut pod, "default");
         let pod = Pod::from_k8s(&pod).unwrap();
         let snapshot = Snapshot::new(cluster, None);

@@ -1277,32 +1277,22 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Reads the one object of a `-f` file (a Pod), from a path or `-` for stdin, with the default
-/// limits.
-pub fn load_single(path: &str) -> Result<(String, Value), LoadError> {
-    load_single_with(path, Limits::default())
-}
-
-/// Reads the one object of a `-f` file (a Pod), from a path or `-` for stdin.
-pub fn load_single_with(path: &str, limits: Limits) -> Result<(String, Value), LoadError> {
+/// Reads the objects of a `-f` file, from a path or `-` for stdin: its documents in order, the
+/// items of a `List` (what `kubectl get … -o yaml` prints) in their place.
+pub fn load_documents(path: &str, limits: Limits) -> Result<(String, Vec<Value>), LoadError> {
     let (display, bytes) = if path == "-" {
         read_input("<stdin>", std::io::stdin(), limits)?
     } else {
         read_file(path, limits)?
     };
-    // A List of one item is what `kubectl get pod x -o yaml` sometimes wraps.
-    let mut docs = flattened(&display, parse_documents(&display, bytes)?)?;
-    match docs.len() {
-        1 => Ok((display, docs.pop().expect("one document"))),
-        0 => Err(LoadError::Content {
+    let docs = flattened(&display, parse_documents(&display, bytes)?)?;
+    if docs.is_empty() {
+        return Err(LoadError::Content {
             path: display,
             message: "holds no object".into(),
-        }),
-        n => Err(LoadError::Content {
-            path: display,
-            message: format!("expected one object, found {n}"),
-        }),
+        });
     }
+    Ok((display, docs))
 }
 
 #[cfg(test)]

@@ -1,0 +1,280 @@
+//! Change planning: "if I drain node-7, does everything find a home?", "would two more nodes like
+//! node-3 schedule my pending pods?", "which nodes would this DaemonSet skip?".
+//!
+//! Edits are applied to the cluster in the order given (`edit`), then the pods they leave without
+//! a node, the pods of `-f` workloads (`daemonset` for DaemonSets) and, for `explain
+//! --all-pending`, the pending pods go through kube-scheduler's queue (`queue`): one at a time in
+//! PrioritySort order, each with the whole pipeline including preemption, each placement assumed
+//! before the next pod. Drains come last, as `kubectl drain` carries them out (`drain`). Pure and
+//! synchronous: the cluster is only ever read.
+
+pub mod daemonset;
+pub mod drain;
+pub mod edit;
+pub mod queue;
+pub mod report;
+pub mod table;
+
+use crate::framework::runner::Framework;
+use crate::framework::snapshot::Snapshot;
+use crate::model::cluster::Cluster;
+use crate::model::intern::Str;
+use crate::model::node::Node;
+use crate::model::pod::{Phase, Pod};
+use queue::{Queue, Ties};
+use std::sync::Arc;
+
+/// The kind of the owner that marks a pod as a DaemonSet's.
+pub const DAEMON_SET: &str = "DaemonSet";
+
+/// Where a pod handled by the plan comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Evicted by `--drain` from this node.
+    Drained { node: Str },
+    /// Removed from this node by the edit at this position (`--delete-node`, a NoExecute
+    /// `--taint`, `--delete-pod`).
+    Displaced { node: Str, edit: usize },
+    /// A preemption victim on this node, evicted for the pod `by`.
+    Preempted { node: Str, by: String },
+    /// A pod of the `-f` document at this position (from 0).
+    Workload { document: usize },
+    /// A DaemonSet's pod for one node: of a `-f` DaemonSet, or of a DaemonSet already running
+    /// in the cluster for a node an edit added.
+    DaemonSet { name: String, node: Str },
+    /// Pending in the cluster already (`explain --all-pending`).
+    Pending,
+}
+
+/// What became of a pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Placed on `node`. `score` is null when only one node was feasible (not scored); `tied`
+    /// counts the nodes that shared the best score; `preempted` are the victims evicted there
+    /// first.
+    Scheduled {
+        node: Str,
+        score: Option<i64>,
+        tied: usize,
+        preempted: Vec<String>,
+    },
+    /// Fits no node: the FailedScheduling message (with preemption's part).
+    Pending { message: String },
+    /// Gone for good: nothing recreates it.
+    Lost { reason: String },
+    /// Its eviction is refused and it stays where it is.
+    Blocked { message: String },
+    /// Gone as intended (deleted, or a DaemonSet or mirror pod that goes with its node).
+    Removed { reason: String },
+    /// Another scheduler places it (no profile serves its `schedulerName`).
+    NotPredicted { reason: String },
+}
+
+/// One pod the plan handled, in the order the queue took it.
+#[derive(Clone, Debug)]
+pub struct PodResult {
+    /// The pod as queued (for a replacement: the recreated pod, not yet bound).
+    pub pod: Arc<Pod>,
+    pub origin: Origin,
+    pub outcome: Outcome,
+}
+
+/// What happens to a pod taken off its node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Its controller creates a new pod, which the scheduler places.
+    Recreated,
+    Lost(String),
+    Removed(String),
+}
+
+/// Why a pod leaves its node, which decides who recreates it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaving {
+    /// Its node is deleted: pod GC deletes it.
+    NodeDeleted,
+    /// The taint manager evicts it for a NoExecute taint it does not tolerate.
+    TaintEvicted,
+    /// Deleted by name (`--delete-pod`).
+    Deleted,
+    /// Evicted through the eviction API (`kubectl drain`, or the scheduler's preemption).
+    Evicted,
+}
+
+/// What its controller does when a pod leaves its node.
+pub fn fate(pod: &Pod, why: Leaving) -> Fate {
+    if pod.deletion_timestamp.is_some() {
+        // Controllers stop counting a pod once it is terminating: the replacement exists already.
+        return Fate::Removed("already terminating; its controller has replaced it".into());
+    }
+    let daemon = pod.controller().is_some_and(|o| o.kind == DAEMON_SET);
+    match why {
+        Leaving::NodeDeleted if pod.mirror => {
+            Fate::Removed("a static pod's mirror: goes with its node".into())
+        }
+        _ if pod.mirror => Fate::Removed(
+            "a static pod's mirror: the kubelet recreates it on its node, not the scheduler".into(),
+        ),
+        Leaving::NodeDeleted if daemon => {
+            Fate::Removed("a DaemonSet pod: goes with its node".into())
+        }
+        Leaving::TaintEvicted if daemon => Fate::Removed(
+            "a DaemonSet pod: the DaemonSet controller does not recreate it on a node with a NoExecute taint it does not tolerate".into(),
+        ),
+        _ if pod.controller().is_some() => Fate::Recreated,
+        Leaving::Deleted => Fate::Removed("deleted; no controller recreates it".into()),
+        _ => Fate::Lost("no controller recreates it".into()),
+    }
+}
+
+/// The pod a controller creates in place of `pod`: the same spec, no node, a new UID, and no
+/// status (so no resize or readiness carried over). Controllers other than StatefulSet name it
+/// afresh; the old name is kept so the report can say which pod it replaces.
+pub fn replacement(pod: &Pod, serial: usize) -> Pod {
+    let mut p = pod.clone();
+    p.uid = Str::new(format!("kubectl-sched-plan/{serial}/{}", pod.uid));
+    p.node_name = None;
+    p.nominated_node_name = None;
+    p.phase = Phase::Pending;
+    p.start_time = None;
+    p.deletion_timestamp = None;
+    p.disruption_target_by_preemption = false;
+    p.ready = false;
+    for c in p
+        .resources
+        .containers
+        .iter_mut()
+        .chain(p.resources.init_containers.iter_mut())
+    {
+        c.status_requests = None;
+        c.allocated = None;
+    }
+    p.resources.resize_infeasible = false;
+    (p.requests, p.non_zero_cpu, p.non_zero_memory) = p.resources.calculate();
+    p
+}
+
+/// A workload of `-f`, ready to be queued.
+#[derive(Clone, Debug)]
+pub enum Workload {
+    /// `count` pods of `template` (a Pod is one), named `<name>-1`… when a controller makes them
+    /// or there are several.
+    Replicas {
+        template: Pod,
+        count: usize,
+    },
+    DaemonSet(daemonset::DaemonSet),
+}
+
+/// Everything a plan is asked to do.
+pub struct Request {
+    /// In command-line order.
+    pub edits: Vec<edit::Edit>,
+    pub drain: drain::Options,
+    /// The `-f` documents, in order.
+    pub workloads: Vec<Workload>,
+    /// Queue the pods already pending, optionally of one namespace only (`explain --all-pending`).
+    pub pending: Option<Option<Str>>,
+    /// `--seed`: choose among tied nodes at random, seeded; `None` takes the first by name.
+    pub seed: Option<u64>,
+}
+
+/// What the plan did: the edits as applied, the drains, and every pod it handled.
+pub struct Plan {
+    pub edits: Vec<edit::Applied>,
+    pub drains: Vec<drain::DrainResult>,
+    pub pods: Vec<PodResult>,
+    /// Per `-f` DaemonSet: every node, with the pod it gets or why not.
+    pub daemon_sets: Vec<daemonset::Coverage>,
+    /// The cluster after the plan, for per-node and per-zone summaries.
+    pub snapshot: Snapshot,
+    /// The nodes before the plan, with their pod counts: what the summaries compare with.
+    pub before: Vec<(Arc<Node>, usize)>,
+}
+
+/// Applies the edits, queues what they displace and what `-f` adds, then drains.
+pub fn run(fws: &[Framework], cluster: Cluster, request: Request) -> Result<Plan, edit::EditError> {
+    let mut cluster = cluster;
+    let before: Vec<(Arc<Node>, usize)> = {
+        let mut counts: std::collections::HashMap<Str, usize> = Default::default();
+        for p in &cluster.pods {
+            if let Some(n) = p.node_name {
+                *counts.entry(n).or_default() += 1;
+            }
+        }
+        cluster
+            .nodes
+            .iter()
+            .map(|n| (n.clone(), counts.get(&n.name).copied().unwrap_or(0)))
+            .collect()
+    };
+    let mut applied = Vec::with_capacity(request.edits.len());
+    for e in &request.edits {
+        applied.push(e.apply(&mut cluster)?);
+    }
+    let drains: Vec<Str> = request
+        .edits
+        .iter()
+        .filter_map(|e| match e {
+            edit::Edit::Drain(node) => Some(*node),
+            _ => None,
+        })
+        .collect();
+    if let Some(gone) = drains.iter().find(|n| cluster.node(n).is_none()) {
+        return Err(edit::EditError {
+            flag: format!("--drain {gone}"),
+            message: "a later --delete-node removes the node before it could be drained".into(),
+        });
+    }
+    let pending: Vec<Arc<Pod>> = match request.pending {
+        Some(namespace) => cluster
+            .pods
+            .iter()
+            .filter(|p| p.node_name.is_none())
+            .filter(|p| namespace.is_none_or(|ns| p.namespace == ns))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    };
+    let snapshot = Snapshot::new(Arc::new(cluster), None);
+    let ties = match request.seed {
+        Some(seed) => Ties::Seeded(fastrand::Rng::with_seed(seed)),
+        None => Ties::FirstByName,
+    };
+    let mut queue = Queue::new(fws, snapshot, ties);
+    for (i, a) in applied.iter().enumerate() {
+        queue.displaced(&a.displaced, i);
+        for (node, p) in &a.daemon_pods {
+            queue.push_daemon(*node, p.clone());
+        }
+    }
+    let mut daemon_sets = Vec::new();
+    for (document, w) in request.workloads.iter().enumerate() {
+        match w {
+            Workload::Replicas { template, count } => {
+                queue.push_replicas(template, *count, document)
+            }
+            Workload::DaemonSet(ds) => daemon_sets.push(queue.push_daemon_set(ds)),
+        }
+    }
+    for p in pending {
+        queue.push(p, Origin::Pending);
+    }
+    queue.run();
+    let drains = drain::drain_all(&mut queue, &drains, request.drain);
+    let (snapshot, pods) = queue.finish();
+    for c in &mut daemon_sets {
+        c.resolve(&pods);
+    }
+    Ok(Plan {
+        edits: applied,
+        drains,
+        pods,
+        daemon_sets,
+        snapshot,
+        before,
+    })
+}
+
+#[cfg(test)]
+mod tests;

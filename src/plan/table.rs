@@ -1,0 +1,370 @@
+//! The human view of a plan: the verdict first, then the changes in order, each drain, every pod
+//! the plan handled (where it came from, where it goes or why not), what each `-f` DaemonSet
+//! does per node, and the nodes and zones it touched. Readable at 80 columns; `-o wide` adds
+//! priorities and ties and lists every pod that stays and every DaemonSet node.
+
+use super::report::{DaemonSetReport, DrainReport, OriginKind, OutcomeKind, PlanReport, PodReport};
+use crate::term::{Column, Fit, Style, Table, TableOptions, width as visible_width};
+use std::fmt::Write;
+
+/// Wrapping columns give way before the first, which names a pod or node: cut in the middle it
+/// could not be copied.
+fn table(header: &[&str]) -> Table {
+    Table::new(
+        header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| match (i, *h) {
+                (0, _) => Column::new(h, Fit::Keep),
+                (_, "BEFORE" | "AFTER" | "IN" | "OUT" | "CPU" | "MEMORY" | "PRIORITY") => {
+                    Column::new(h, Fit::Keep).right()
+                }
+                _ => Column::new(h, Fit::Wrap { min: 12 }),
+            })
+            .collect(),
+    )
+}
+
+/// Appends `text` as lines of at most `width` columns, cut at spaces; lines after the first are
+/// indented by `hang`. A word longer than a line stays whole.
+fn push_wrapped(out: &mut String, width: u16, hang: usize, text: &str) {
+    let width = usize::from(width).max(hang + 20);
+    let mut line = String::new();
+    let (mut used, mut words) = (0, 0);
+    for word in text.split(' ') {
+        let w = visible_width(word);
+        if words > 0 && used + 1 + w > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(hang);
+            (used, words) = (hang, 0);
+        }
+        if words > 0 {
+            line.push(' ');
+            used += 1;
+        }
+        line.push_str(word);
+        used += w;
+        words += 1;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+/// Where a pod comes from, in a few words.
+fn from(p: &PodReport) -> String {
+    let node = p.from.as_deref().unwrap_or("");
+    match p.origin {
+        OriginKind::Drained => node.to_string(),
+        OriginKind::Displaced => format!("{node} (change {})", p.edit.map_or(0, |e| e + 1)),
+        OriginKind::Preempted => format!(
+            "{node} (preempted by {})",
+            p.preempted_by.as_deref().unwrap_or("")
+        ),
+        OriginKind::Workload => format!("-f document {}", p.document.map_or(0, |d| d + 1)),
+        OriginKind::DaemonSet => format!("DaemonSet {}", p.daemon_set.as_deref().unwrap_or("")),
+        OriginKind::Pending => "pending".to_string(),
+    }
+}
+
+/// Where it goes, or why not.
+fn outcome(p: &PodReport, style: Style) -> String {
+    let message = p.message.as_deref().unwrap_or("");
+    match p.outcome {
+        OutcomeKind::Scheduled => {
+            let node = p.node.as_deref().unwrap_or("");
+            let mut detail = vec![match p.score {
+                Some(score) => format!("score {score}"),
+                None => "the only feasible node".to_string(),
+            }];
+            if p.tied > 1 {
+                detail.push(format!("tied with {}", p.tied - 1));
+            }
+            let mut out = format!(
+                "{} ({})",
+                style.good(&format!("→ {node}")),
+                detail.join(", ")
+            );
+            if !p.preempts.is_empty() {
+                let _ = write!(
+                    out,
+                    "\n{} {}",
+                    style.warn("preempting"),
+                    p.preempts.join(", ")
+                );
+            }
+            out
+        }
+        OutcomeKind::Pending => format!("{} {message}", style.bad("pending:")),
+        OutcomeKind::Lost => format!("{} {message}", style.bad("lost:")),
+        OutcomeKind::Blocked => format!("{} {message}", style.bad("not evicted:")),
+        OutcomeKind::Removed => format!("{} {message}", style.dim("gone:")),
+        OutcomeKind::NotPredicted => format!("{} {message}", style.warn("not predicted:")),
+    }
+}
+
+fn drain_lines(d: &DrainReport, opts: TableOptions, out: &mut String) {
+    let (style, width) = (opts.style, opts.width);
+    let mut stays: Vec<(&str, usize)> = Vec::new();
+    for s in &d.stays {
+        match stays.iter_mut().find(|(r, _)| *r == s.reason) {
+            Some((_, n)) => *n += 1,
+            None => stays.push((&s.reason, 1)),
+        }
+    }
+    let state = if d.completed {
+        style.good("drained")
+    } else {
+        style.bad("not drained")
+    };
+    let header = format!(
+        "{} {}: {state}, {} pod(s) evicted, {} stay",
+        style.bold("Drain"),
+        d.node,
+        d.evicted.len(),
+        d.stays.len()
+    );
+    push_wrapped(out, width, 2, &header);
+    if let Some(why) = &d.refused {
+        push_wrapped(
+            out,
+            width,
+            4,
+            &format!("  {} {why}", style.bad("kubectl refuses:")),
+        );
+    }
+    if let Some(on) = &d.waiting_on {
+        let line = format!(
+            "  {} kubectl is still waiting on {on}'s evictions",
+            style.bad("never started:")
+        );
+        push_wrapped(out, width, 4, &line);
+    }
+    if opts.wide {
+        for s in &d.stays {
+            push_wrapped(out, width, 4, &format!("  stays: {} ({})", s.pod, s.reason));
+        }
+    } else {
+        for (reason, n) in stays {
+            push_wrapped(out, width, 4, &format!("  {n} stay: {reason}"));
+        }
+    }
+    for b in &d.blocked {
+        let pdb = match &b.pdb {
+            Some(pdb) => format!(
+                "; PodDisruptionBudget {pdb} protects {}",
+                if b.protects.is_empty() {
+                    "no running pod".to_string()
+                } else {
+                    b.protects.join(", ")
+                }
+            ),
+            None => String::new(),
+        };
+        let retried = if b.retried {
+            " (kubectl retries until --timeout)"
+        } else {
+            ""
+        };
+        let line = format!(
+            "  {} {}: {}{retried}{pdb}",
+            style.bad("cannot evict"),
+            b.pod,
+            b.message
+        );
+        push_wrapped(out, width, 4, &line);
+    }
+}
+
+fn daemon_set_lines(ds: &DaemonSetReport, opts: TableOptions, out: &mut String) {
+    let header = format!(
+        "{} {}: {} node(s) get a pod, {} skipped, {} pending{}",
+        opts.style.bold("DaemonSet"),
+        ds.daemon_set,
+        ds.scheduled,
+        ds.skipped,
+        ds.pending,
+        if ds.kept > 0 {
+            format!(", {} kept (OnDelete)", ds.kept)
+        } else {
+            String::new()
+        }
+    );
+    push_wrapped(out, opts.width, 2, &header);
+    if !ds.replaced.is_empty() {
+        let line = format!("  replaces {}", ds.replaced.join(", "));
+        push_wrapped(out, opts.width, 4, &line);
+    }
+    // Nodes that get their pod need no explanation unless asked for.
+    let shown: Vec<_> = ds
+        .nodes
+        .iter()
+        .filter(|n| opts.wide || n.outcome != "Scheduled")
+        .collect();
+    if shown.is_empty() {
+        return;
+    }
+    let mut t = table(&["NODE", "DAEMON POD", "WHY"]);
+    for n in shown {
+        let outcome = match n.outcome.as_str() {
+            "Scheduled" => opts.style.good("scheduled"),
+            "Skipped" => opts.style.dim("skipped"),
+            "Kept" => "kept".to_string(),
+            other => opts.style.bad(&other.to_lowercase()),
+        };
+        t.row(vec![
+            n.node.clone(),
+            outcome,
+            n.reason.clone().unwrap_or_default(),
+        ]);
+    }
+    let _ = write!(out, "{}", t.render(opts.width, opts.wide));
+}
+
+pub fn render(r: &PlanReport, opts: TableOptions) -> String {
+    let style = opts.style;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} on {} node(s)\n{}\n",
+        style.bold("Change plan"),
+        r.num_nodes,
+        style.dim(&r.scheduler.describe())
+    );
+    let verdict = if r.verdict.safe {
+        style.good(&r.verdict.summary)
+    } else {
+        style.bad(&r.verdict.summary)
+    };
+    push_wrapped(&mut out, opts.width, 2, &style.bold(&verdict));
+    out.push('\n');
+    if !r.edits.is_empty() {
+        let _ = writeln!(out, "{}", style.bold("Changes, in order:"));
+        for (i, e) in r.edits.iter().enumerate() {
+            push_wrapped(
+                &mut out,
+                opts.width,
+                5,
+                &format!("  {}. {}", i + 1, e.summary),
+            );
+        }
+        out.push('\n');
+    }
+    for d in &r.drains {
+        drain_lines(d, opts, &mut out);
+    }
+    if !r.drains.is_empty() {
+        out.push('\n');
+    }
+    // A DaemonSet pod that lands on its node says nothing the DaemonSet's lines do not.
+    let (listed, daemon_pods): (Vec<&PodReport>, Vec<&PodReport>) = r.pods.iter().partition(|p| {
+        opts.wide
+            || p.origin != OriginKind::DaemonSet
+            || p.outcome != OutcomeKind::Scheduled
+            || !p.preempts.is_empty()
+    });
+    if !listed.is_empty() {
+        let mut head = vec!["POD", "FROM", "OUTCOME"];
+        if opts.wide {
+            head.insert(1, "PRIORITY");
+        }
+        let mut t = table(&head);
+        for p in listed {
+            let mut row = vec![p.pod.clone(), from(p), outcome(p, style)];
+            if opts.wide {
+                row.insert(1, p.priority.to_string());
+            }
+            t.row(row);
+        }
+        let _ = writeln!(out, "{}", t.render(opts.width, opts.wide));
+    }
+    if !daemon_pods.is_empty() {
+        let line = format!(
+            "{} DaemonSet pod(s) scheduled on their nodes (-o wide lists them)",
+            daemon_pods.len()
+        );
+        push_wrapped(&mut out, opts.width, 2, &line);
+        out.push('\n');
+    }
+    for ds in &r.daemon_sets {
+        daemon_set_lines(ds, opts, &mut out);
+        out.push('\n');
+    }
+    if !r.per_node.is_empty() {
+        let mut t = table(&[
+            "NODE", "ZONE", "BEFORE", "AFTER", "IN", "OUT", "CPU", "MEMORY", "",
+        ]);
+        let count = |c: Option<usize>| c.map_or("-".to_string(), |c| c.to_string());
+        let percent = |p: Option<i64>| p.map_or("-".to_string(), |p| format!("{p}%"));
+        for n in &r.per_node {
+            let state = match (n.pods_before, n.pods_after) {
+                (None, _) => "added",
+                (_, None) => "deleted",
+                _ if n.unschedulable => "cordoned",
+                _ => "",
+            };
+            t.row(vec![
+                n.node.clone(),
+                n.zone.clone().unwrap_or_default(),
+                count(n.pods_before),
+                count(n.pods_after),
+                n.added.to_string(),
+                n.removed.to_string(),
+                percent(n.cpu_percent),
+                percent(n.memory_percent),
+                state.to_string(),
+            ]);
+        }
+        let _ = write!(out, "{}", t.render(opts.width, opts.wide));
+    }
+    if !r.per_zone.is_empty() {
+        let zones: Vec<String> = r
+            .per_zone
+            .iter()
+            .map(|z| format!("{} +{} -{}", z.zone, z.added, z.removed))
+            .collect();
+        out.push('\n');
+        let line = format!("By zone (pods in, out): {}", zones.join(", "));
+        push_wrapped(&mut out, opts.width, 2, &line);
+    }
+    let ties = r.pods.iter().filter(|p| p.tied > 1).count();
+    if ties > 0 {
+        let how = match r.seed {
+            Some(seed) => format!("this plan picked at random with --seed {seed}"),
+            None => "this plan takes the first by name (--seed N picks at random)".to_string(),
+        };
+        let line = format!(
+            "{} {ties} placement(s) had tied nodes; kube-scheduler picks among them at random, {how}",
+            style.dim("Note:")
+        );
+        out.push('\n');
+        push_wrapped(&mut out, opts.width, 2, &line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_wrap_at_spaces_with_a_hanging_indent_and_colours_take_no_room() {
+        let mut out = String::new();
+        push_wrapped(&mut out, 24, 4, "  one two three four five six seven");
+        assert_eq!(out, "  one two three four\n    five six seven\n");
+        // A word longer than the line stays whole; no line ends in a space.
+        let mut out = String::new();
+        push_wrapped(
+            &mut out,
+            24,
+            2,
+            "a very-long-word-that-cannot-be-cut-at-all b",
+        );
+        assert_eq!(out, "a\n  very-long-word-that-cannot-be-cut-at-all\n  b\n");
+        let red = Style { color: true }.bad("refused");
+        assert_eq!(visible_width(&red), "refused".len());
+        let mut out = String::new();
+        push_wrapped(&mut out, 24, 2, &format!("{red} 1234567890 abcdefgh"));
+        assert_eq!(out.lines().count(), 2, "{out:?}");
+    }
+}
