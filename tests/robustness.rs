@@ -851,7 +851,9 @@ fn every_pending_pod_in_a_line_grouped_by_cause() {
         wide.out
     );
     let json = run(&["explain", "-A", "--snapshot", cluster, "-o", "json"]);
-    let rows: serde_json::Value = serde_json::from_str(&json.out).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&json.out).unwrap();
+    assert_eq!(report["schedulerVersion"], "v1.37.0");
+    let rows = &report["pods"];
     let train = rows
         .as_array()
         .unwrap()
@@ -882,8 +884,9 @@ fn every_pending_pod_in_a_line_grouped_by_cause() {
             "-o",
             "json",
         ]);
-        let rows: serde_json::Value = serde_json::from_str(&r.out).unwrap();
-        rows.as_array()
+        let report: serde_json::Value = serde_json::from_str(&r.out).unwrap();
+        report["pods"]
+            .as_array()
             .unwrap()
             .iter()
             .map(|r| r["pod"].as_str().unwrap().to_string())

@@ -14,6 +14,7 @@ use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
+use crate::release::ReleaseChoice;
 use crate::source::events;
 use crate::source::live::Plan;
 use crate::term::{Column, Fit, Style, Table, TableOptions};
@@ -215,6 +216,14 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     })
 }
 
+/// `explain --all-pending -o json|yaml`: the release modelled, and a row per pending pod.
+#[derive(Serialize)]
+struct PendingReport {
+    #[serde(flatten)]
+    release: ReleaseChoice,
+    pods: Vec<PendingRow>,
+}
+
 /// One pending pod in brief.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -368,10 +377,19 @@ fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outc
         .collect();
     let unschedulable = rows.iter().any(|r| r.fits == Some(false));
 
+    let release = fws[0].release;
     match global.output {
-        Output::Json | Output::Yaml => print_structured(&rows, global.output)?,
+        Output::Json | Output::Yaml => print_structured(
+            &PendingReport {
+                release,
+                pods: rows,
+            },
+            global.output,
+        )?,
         Output::Table | Output::Wide => {
-            print_text(global, &pending_table(&rows, table_options(global)))
+            let opts = table_options(global);
+            let header = opts.style.dim(&release.describe());
+            print_text(global, &format!("{header}\n{}", pending_table(&rows, opts)));
         }
     }
     Ok(if unschedulable {
