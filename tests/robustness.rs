@@ -818,7 +818,10 @@ fn every_pending_pod_in_a_line_grouped_by_cause() {
     let cluster = cluster.path().to_str().unwrap();
     let r = run(&["explain", "-A", "--snapshot", cluster, "--color", "never"]);
     assert_eq!(r.code, 1, "{}", r.err);
-    let lines: Vec<&str> = r.out.lines().collect();
+    // The release modelled, then the table.
+    let (release, table_text) = r.out.split_once('\n').unwrap();
+    assert_eq!(release, "kube-scheduler v1.36.2 (recorded in the snapshot)");
+    let lines: Vec<&str> = table_text.lines().collect();
     // The table fits 80 columns (the names are whole, the causes cut with …).
     let table: Vec<&&str> = lines.iter().take_while(|l| !l.is_empty()).collect();
     assert!(
@@ -852,7 +855,7 @@ fn every_pending_pod_in_a_line_grouped_by_cause() {
     );
     let json = run(&["explain", "-A", "--snapshot", cluster, "-o", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json.out).unwrap();
-    assert_eq!(report["schedulerVersion"], "v1.37.0");
+    assert_eq!(report["schedulerVersion"], "v1.36.2");
     let rows = &report["pods"];
     let train = rows
         .as_array()
