@@ -601,6 +601,9 @@ fn workloads_are_validated_and_errors_name_the_workload_and_the_path() {
     let job =
         std::fs::read_to_string(case("job-parallelism-over-completions", "job.yaml")).unwrap();
     let stateful = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: default}\nspec:\n  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: x}]\n";
+    // A CronJob's template is its Job's; a DaemonSet's update strategy is one of two.
+    let cron = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: batch}\nspec:\n  schedule: '0 2 * * *'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Always\n          containers: [{name: c, image: x}]\n";
+    let daemon = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent, namespace: kube-system}\nspec:\n  selector: {matchLabels: {app: agent}}\n  updateStrategy: {type: Sideways}\n  template:\n    metadata: {labels: {app: agent}}\n    spec:\n      containers: [{name: c, image: x}]\n";
     for (manifest, expected) in [
         (
             stateful.to_string(),
@@ -613,6 +616,14 @@ fn workloads_are_validated_and_errors_name_the_workload_and_the_path() {
         (
             job.replace("restartPolicy: Never", "restartPolicy: Always"),
             "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"",
+        ),
+        (
+            cron.to_string(),
+            "CronJob batch/nightly is invalid:\n  spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"",
+        ),
+        (
+            daemon.to_string(),
+            "DaemonSet kube-system/agent is invalid:\n  spec.updateStrategy.type: Unsupported value: \"Sideways\": supported values: \"OnDelete\", \"RollingUpdate\"",
         ),
     ] {
         refused(

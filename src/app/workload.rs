@@ -114,11 +114,17 @@ fn replicas_field(errors: &mut Errors, field: &str, n: Option<i32>) {
 }
 
 /// `ValidatePodTemplateSpecForReplicaSet` and its like: a template's restart policy.
-fn restart_policy(errors: &mut Errors, template: Option<&k8s::PodTemplateSpec>, allowed: &[&str]) {
+/// `spec` is where the workload's spec is (`spec`, or a CronJob's `spec.jobTemplate.spec`).
+fn restart_policy(
+    errors: &mut Errors,
+    spec: &str,
+    template: Option<&k8s::PodTemplateSpec>,
+    allowed: &[&str],
+) {
     let policy = template
         .and_then(|t| t.spec.as_ref())
         .and_then(|s| s.restart_policy.as_deref());
-    let field = "spec.template.spec.restartPolicy";
+    let field = &format!("{spec}.template.spec.restartPolicy");
     match policy {
         Some(p) => errors.one_of(field, p, allowed),
         // Workloads of replicas default to Always; a Job has no default.
@@ -284,11 +290,16 @@ fn decode_template(
     if !matches!(kind, "Job" | "CronJob") {
         replicas_field(&mut t.errors, "spec.replicas", t.replicas);
         let template = t.template.clone();
-        restart_policy(&mut t.errors, template.as_ref(), &["Always"]);
+        restart_policy(&mut t.errors, "spec", template.as_ref(), &["Always"]);
         selects_template(&mut t, kind);
     }
     if t.template.as_ref().is_none_or(|t| t.spec.is_none()) {
-        t.errors.push("spec.template.spec", "Required value");
+        let at = if kind == "CronJob" {
+            "spec.jobTemplate.spec.template.spec"
+        } else {
+            "spec.template.spec"
+        };
+        t.errors.push(at, "Required value");
     }
     Ok(t)
 }
@@ -299,7 +310,12 @@ fn job_template(meta: ObjectMeta, spec: JobSpec, at: &str) -> Template {
     let mut errors = Errors::default();
     replicas_field(&mut errors, &format!("{at}.parallelism"), spec.parallelism);
     replicas_field(&mut errors, &format!("{at}.completions"), spec.completions);
-    restart_policy(&mut errors, Some(&spec.template), &["OnFailure", "Never"]);
+    restart_policy(
+        &mut errors,
+        at,
+        Some(&spec.template),
+        &["OnFailure", "Never"],
+    );
     let parallelism = spec.parallelism.unwrap_or(1);
     Template {
         meta,
