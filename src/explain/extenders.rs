@@ -4,7 +4,8 @@
 
 use super::Explanation;
 use crate::framework::extender::{Call, ExtenderConfig, Verb};
-use crate::framework::runner::{CycleResult, Framework};
+use crate::framework::runner::Framework;
+use crate::framework::schedule_one::CycleResult;
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
 use crate::term::Style;

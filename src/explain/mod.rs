@@ -6,7 +6,8 @@ pub mod placement;
 pub mod table;
 
 use crate::dra::allocator::RequestCensus;
-use crate::framework::runner::{CycleResult, Framework, NodeOutcome};
+use crate::framework::runner::Framework;
+use crate::framework::schedule_one::{CycleResult, NodeOutcome};
 use crate::framework::snapshot::Snapshot;
 use crate::framework::status::{Code, Status};
 use crate::model::intern::Str;

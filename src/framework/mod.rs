@@ -1,12 +1,15 @@
-//! The scheduling framework: extension points, cycle state, the runner that executes a profile,
-//! the scheduler extenders it calls, and the FitError message.
+//! The scheduling framework: extension points, cycle state, the runtime that runs a profile's
+//! plugins (`runner`), one scheduling cycle (`schedule_one`) and what cycles of identical pods
+//! reuse (`cache`), the scheduler extenders a cycle calls, and the FitError message.
 
+pub mod cache;
 pub mod cycle_state;
 pub mod extender;
 pub mod fit_error;
 pub mod plugin;
 pub mod profile;
 pub mod runner;
+pub mod schedule_one;
 pub mod sequence;
 pub mod snapshot;
 pub mod status;

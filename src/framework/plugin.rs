@@ -187,6 +187,13 @@ pub trait Plugin: Send + Sync {
         Reuse::NOTHING
     }
 
+    /// Whether placing one replica of the pod changes this plugin's answers for the next beyond
+    /// the node it went to (the replicas share a claim that becomes allocated or in use): a
+    /// replica sequence then gives every replica a cold cycle.
+    fn replicas_interact(&self, _cx: &Cx) -> bool {
+        false
+    }
+
     /// After an identical pod was placed on `node`, updates this plugin's PreScore state (and
     /// Skip decision) for the next one. Returns false when PreScore must run again.
     fn pre_score_add_pod(

@@ -1,13 +1,10 @@
-//! One scheduling cycle as `schedule_one.go` and `frameworkImpl` run it — PreEnqueue, PreFilter,
-//! Filter (with nominated pods), PostFilter, PreScore, Score, NormalizeScore, weights — except that
-//! every filter runs on every node, so the explanation can show all the reasons while still
-//! recording where the real scheduler would have stopped.
+//! `frameworkImpl`: a profile's plugins per extension point, and the one `Run…Plugins` of each
+//! point. `schedule_one` drives them through a scheduling cycle; preemption, replica sequences
+//! and plans call them through it or directly, never around them.
 
 use super::cycle_state::CycleState;
-use super::extender::{self, Extender, ExtenderConfig, Feasible};
-use super::fit_error;
+use super::extender::{Extender, ExtenderConfig};
 use super::plugin::{Cx, Plugin, PostFilterOutcome, PreFilterNodes};
-use super::snapshot::Snapshot;
 use super::status::{Code, Status};
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
@@ -16,13 +13,15 @@ use crate::plugins::dynamic_resources::ClaimAllocation;
 use crate::plugins::feature::Features;
 use crate::release::ReleaseChoice;
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub const MAX_NODE_SCORE: i64 = 100;
 /// `minFeasibleNodesToFind` and `minFeasibleNodesPercentageToFind` of schedule_one.go.
 const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+/// Below this many nodes, handing work to other threads costs more than it saves.
+pub(super) const PARALLEL_MIN_NODES: usize = 64;
 
 /// How much of the filtering to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,82 +74,63 @@ impl NodeToStatus {
     }
 }
 
+/// What PreFilter decided (`RunPreFilterPlugins`).
+#[derive(Clone, Debug)]
+pub struct PreFilterResult {
+    /// Success, or the rejection (or error) with its plugin.
+    pub status: Status,
+    /// The nodes the plugins allow; `None` is every node.
+    pub nodes: PreFilterNodes,
+    /// The plugins that restricted the nodes, in the order they ran.
+    pub restricted_by: Vec<&'static str>,
+}
+
 /// Filter results of one node.
 #[derive(Clone, Debug)]
 pub struct NodeFilterResult {
     /// Where the real scheduler stopped (None: the node passes).
     pub first: Option<Status>,
-    /// Every failing filter, each judged on its own.
+    /// Every failing filter, each judged on its own (`Mode::Decide`: only the first).
     pub all: Vec<Status>,
 }
 
-#[derive(Clone, Debug)]
-pub enum NodeOutcome {
-    /// Never reached Filter: PreFilter rejected the pod or its result left this node out.
-    Excluded,
-    Filtered(NodeFilterResult),
+impl NodeFilterResult {
+    fn failed(status: Status) -> NodeFilterResult {
+        NodeFilterResult {
+            first: Some(status.clone()),
+            all: vec![status],
+        }
+    }
+
+    /// From failures in profile order.
+    pub(super) fn from_failures(failures: Vec<(usize, Status)>) -> NodeFilterResult {
+        NodeFilterResult {
+            first: failures.first().map(|(_, s)| s.clone()),
+            all: failures.into_iter().map(|(_, s)| s).collect(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct NodeScores {
-    /// (plugin, normalised and weighted score), in profile order.
+    /// (plugin, normalised and weighted score), in profile order; empty in `Mode::Decide`, which
+    /// needs only the total.
     pub by_plugin: Vec<(&'static str, i64)>,
     pub total: i64,
 }
 
-#[derive(Debug)]
-pub struct CycleResult {
-    /// A PreEnqueue plugin held the pod back: nothing else ran.
-    pub gated: Option<Status>,
-    /// PreFilter's combined status (Success, or the rejection with its plugin).
-    pub prefilter: Status,
-    pub prefilter_nodes: PreFilterNodes,
-    pub nodes: Vec<NodeOutcome>,
-    pub excluded_status: Option<Status>,
-    pub feasible: Vec<usize>,
-    /// Per feasible node, same order as `feasible`.
-    pub scores: Vec<NodeScores>,
-    pub selected: Vec<usize>,
-    /// Exactly one feasible node: the real scheduler does not score.
-    pub scoring_skipped: bool,
-    /// `status.nominatedNodeName` passed the filters: the real scheduler takes it without looking further.
-    pub nominated_fast_path: Option<usize>,
-    pub message_before_post_filter: String,
-    pub post_filter: Option<PostFilterOutcome>,
-    pub message: String,
-    /// A plugin failed with an error: the real scheduler would retry the pod.
-    pub error: Option<Status>,
-    /// How many feasible nodes the real scheduler looks for before it stops filtering.
-    pub num_nodes_to_find: usize,
-    /// What Reserve/PreBind plugins would do on the first selected node.
-    pub binding: Vec<String>,
-    /// The requests made to extenders, in order (preemption's are in its outcome).
-    pub extender_calls: Vec<extender::Call>,
-    /// Feasible nodes scored as the Node object a non-nodeCacheCapable extender returned.
-    pub scored_as_returned: Vec<usize>,
-    /// Per selected node (by index), the devices Reserve would allocate to the pod's claims.
-    pub device_allocations: Vec<(usize, Vec<ClaimAllocation>)>,
-}
-
-impl CycleResult {
-    /// A plugin failed with an error: the cycle stops, nothing is feasible, and the event
-    /// carries the error.
-    fn fail(&mut self, error: Status) {
-        self.feasible.clear();
-        self.scores.clear();
-        self.message = error.message();
-        self.message_before_post_filter = self.message.clone();
-        self.error = Some(error);
-    }
-}
-
-fn rejected_reasons_status(plugin: &'static str, s: Status) -> Status {
+/// A filter's status as the framework reports it: its plugin set, an error worded as upstream.
+fn filter_status(plugin: &'static str, s: Status) -> Status {
     if s.is_success() || s.is_rejected() {
         s.with_plugin(plugin)
     } else {
         Status::error(format!("running {plugin:?} filter plugin: {}", s.message()))
             .with_plugin(plugin)
     }
+}
+
+fn score_error(plugin: &'static str, s: &Status) -> Status {
+    Status::error(format!("plugin {plugin:?} failed with: {}", s.message()))
 }
 
 impl Framework {
@@ -169,15 +149,42 @@ impl Framework {
             .collect()
     }
 
+    /// Whether replicas of the pod interact beyond their nodes (`Plugin::replicas_interact`).
+    pub fn replicas_interact(&self, cx: &Cx) -> bool {
+        self.plugins.iter().any(|p| p.replicas_interact(cx))
+    }
+
+    /// The Filter plugin at `position` (profile order).
+    pub(super) fn filter_plugin(&self, position: usize) -> &dyn Plugin {
+        self.plugin(self.filter[position])
+    }
+
+    /// The Score plugin at `position` (profile order).
+    pub(super) fn score_plugin(&self, position: usize) -> &dyn Plugin {
+        self.plugin(self.score[position].0)
+    }
+
+    /// Whether work over this many nodes goes to several threads.
+    pub(super) fn parallel_over(&self, nodes: usize) -> bool {
+        self.parallel && nodes > PARALLEL_MIN_NODES
+    }
+
+    /// `RunPreEnqueuePlugins`: the first plugin that holds the pod back, with its status.
+    pub fn run_pre_enqueue_plugins(&self, cx: &Cx) -> Option<Status> {
+        self.pre_enqueue.iter().find_map(|&i| {
+            let pl = self.plugin(i);
+            let s = pl.pre_enqueue(cx);
+            (!s.is_success()).then(|| s.with_plugin(pl.name()))
+        })
+    }
+
     /// `RunPreFilterPlugins`: the combined status and the node set the plugins allow.
-    pub fn run_pre_filter(
-        &self,
-        cx: &Cx,
-        state: &mut CycleState,
-    ) -> (Status, PreFilterNodes, Vec<&'static str>) {
-        let mut result: PreFilterNodes = None;
-        let mut plugins_with_nodes: Vec<&'static str> = Vec::new();
-        let mut return_status = Status::success();
+    pub fn run_pre_filter_plugins(&self, cx: &Cx, state: &mut CycleState) -> PreFilterResult {
+        let mut out = PreFilterResult {
+            status: Status::success(),
+            nodes: None,
+            restricted_by: Vec::new(),
+        };
         for &i in &self.pre_filter {
             let pl = self.plugin(i);
             let (s, nodes) = pl.pre_filter(cx, state);
@@ -188,30 +195,34 @@ impl Framework {
             if !s.is_success() {
                 let s = s.with_plugin(pl.name());
                 match s.code {
-                    Code::UnschedulableAndUnresolvable => return (s, None, plugins_with_nodes),
+                    Code::UnschedulableAndUnresolvable => {
+                        out.status = s;
+                        out.nodes = None;
+                        return out;
+                    }
                     Code::Unschedulable => {
-                        return_status = s;
+                        out.status = s;
                         continue;
                     }
                     _ => {
                         let msg =
                             format!("running PreFilter plugin {:?}: {}", pl.name(), s.message());
-                        return (
-                            Status::error(msg).with_plugin(pl.name()),
-                            None,
-                            plugins_with_nodes,
-                        );
+                        out.status = Status::error(msg).with_plugin(pl.name());
+                        out.nodes = None;
+                        return out;
                     }
                 }
             }
             if let Some(nodes) = nodes {
-                plugins_with_nodes.push(pl.name());
-                result = Some(match result {
+                out.restricted_by.push(pl.name());
+                let allowed = match out.nodes.take() {
                     None => nodes,
                     Some(prev) => prev.intersection(&nodes).copied().collect(),
-                });
-                if result.as_ref().is_some_and(BTreeSet::is_empty) {
-                    let mut sorted = plugins_with_nodes.clone();
+                };
+                let none_left = allowed.is_empty();
+                out.nodes = Some(allowed);
+                if none_left {
+                    let mut sorted = out.restricted_by.clone();
                     sorted.sort();
                     let msg = if sorted.len() == 1 {
                         format!("node(s) didn't satisfy plugin {}", sorted[0])
@@ -221,29 +232,28 @@ impl Framework {
                             sorted.join(" ")
                         )
                     };
-                    return (Status::unresolvable(msg), result, plugins_with_nodes);
+                    out.status = Status::unresolvable(msg);
+                    return out;
                 }
             }
         }
-        (return_status, result, plugins_with_nodes)
+        out
     }
 
-    /// Runs the filters on the node, every one in `Mode::Explain`. Returns (first failure, every
-    /// failure found).
-    fn run_filters_all(
+    /// The Filter plugins at `positions` (profile order, ascending) on a node, leaving out those
+    /// PreFilter skipped; in `Mode::Decide` up to the first failure. The failures, with their
+    /// positions.
+    pub(super) fn run_filters_at(
         &self,
         cx: &Cx,
         state: &CycleState,
         node: &NodeInfo,
         mode: Mode,
-    ) -> (Option<Status>, Vec<Status>) {
-        let mut first = None;
-        let mut all = Vec::new();
-        for &i in &self.filter {
-            if mode == Mode::Decide && first.is_some() {
-                break;
-            }
-            let pl = self.plugin(i);
+        positions: impl Iterator<Item = usize>,
+    ) -> Vec<(usize, Status)> {
+        let mut failures = Vec::new();
+        for k in positions {
+            let pl = self.filter_plugin(k);
             if state.skips_filter(pl.name()) {
                 continue;
             }
@@ -251,56 +261,58 @@ impl Framework {
             if s.is_success() {
                 continue;
             }
-            let s = rejected_reasons_status(pl.name(), s);
-            if first.is_none() {
-                first = Some(s.clone());
+            failures.push((k, filter_status(pl.name(), s)));
+            if mode == Mode::Decide {
+                break;
             }
-            all.push(s);
         }
-        (first, all)
+        failures
     }
 
-    /// `RunFilterPlugins`: stops at the first failure, as upstream.
-    pub fn run_filters(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        for &i in &self.filter {
-            let pl = self.plugin(i);
-            if state.skips_filter(pl.name()) {
-                continue;
-            }
-            let s = pl.filter(cx, state, node);
-            if !s.is_success() {
-                return rejected_reasons_status(pl.name(), s);
-            }
-        }
-        Status::success()
+    /// `RunFilterPlugins`: in `Mode::Decide` it stops at the first failure, as upstream; in
+    /// `Mode::Explain` every filter runs, each judged on its own.
+    pub fn run_filter_plugins(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        node: &NodeInfo,
+        mode: Mode,
+    ) -> NodeFilterResult {
+        NodeFilterResult::from_failures(self.run_filters_at(
+            cx,
+            state,
+            node,
+            mode,
+            0..self.filter.len(),
+        ))
     }
 
     /// `RunPreFilterExtensionAddPod`.
-    pub fn run_add_pod(
+    pub fn run_pre_filter_extension_add_pod(
         &self,
         cx: &Cx,
         state: &mut CycleState,
         pod: &Arc<Pod>,
         node: &NodeInfo,
     ) -> Status {
-        self.run_extension(state, "AddPod", |pl, st| pl.add_pod(cx, st, pod, node))
+        self.run_pre_filter_extension(state, "AddPod", |pl, st| pl.add_pod(cx, st, pod, node))
     }
 
     /// `RunPreFilterExtensionRemovePod`.
-    pub fn run_remove_pod(
+    pub fn run_pre_filter_extension_remove_pod(
         &self,
         cx: &Cx,
         state: &mut CycleState,
         pod: &Pod,
         node: &NodeInfo,
     ) -> Status {
-        self.run_extension(state, "RemovePod", |pl, st| {
+        self.run_pre_filter_extension(state, "RemovePod", |pl, st| {
             pl.remove_pod(cx, st, pod, node)
         })
     }
 
     /// Runs a PreFilterExtensions method on every PreFilter plugin that has them and ran.
-    fn run_extension(
+    fn run_pre_filter_extension(
         &self,
         state: &mut CycleState,
         what: &str,
@@ -325,7 +337,7 @@ impl Framework {
 
     /// `addGENominatedPods`: a copy of state and node with the nominated pods of equal or higher
     /// priority added, or `None` when there are none.
-    pub fn with_nominated_pods(
+    pub fn add_nominated_pods(
         &self,
         cx: &Cx,
         state: &CycleState,
@@ -338,7 +350,7 @@ impl Framework {
             }
             let (st, ni) = added.get_or_insert_with(|| (state.clone(), node.clone()));
             ni.add_pod(p.clone());
-            let s = self.run_add_pod(cx, st, p, ni);
+            let s = self.run_pre_filter_extension_add_pod(cx, st, p, ni);
             if !s.is_success() {
                 return Err(s);
             }
@@ -346,52 +358,47 @@ impl Framework {
         Ok(added)
     }
 
-    /// `RunFilterPluginsWithNominatedPods`, reporting every failing filter as well.
-    fn filter_node(
+    /// Whether a node has nominated pods that `add_nominated_pods` would add.
+    pub(super) fn has_nominated_pods(&self, cx: &Cx, node: &NodeInfo) -> bool {
+        cx.snapshot
+            .nominated_on(node.name(), cx.pod)
+            .any(|p| p.priority >= cx.pod.priority)
+    }
+
+    /// `RunFilterPluginsWithNominatedPods`: with nominated pods of equal or higher priority on
+    /// the node, the filters run twice, with them assumed running and without; a filter fails if
+    /// it fails in either, and the first pass's failure is the one reported.
+    pub fn run_filter_plugins_with_nominated_pods(
         &self,
         cx: &Cx,
         state: &CycleState,
         node: &NodeInfo,
         mode: Mode,
     ) -> NodeFilterResult {
-        let with_nominated = match self.with_nominated_pods(cx, state, node) {
-            Ok(w) => w,
-            Err(e) => {
-                return NodeFilterResult {
-                    first: Some(e.clone()),
-                    all: vec![e],
-                };
-            }
+        let (state1, node1) = match self.add_nominated_pods(cx, state, node) {
+            Ok(Some(added)) => added,
+            Ok(None) => return self.run_filter_plugins(cx, state, node, mode),
+            Err(e) => return NodeFilterResult::failed(e),
         };
-        let Some((state1, node1)) = with_nominated else {
-            let (first, all) = self.run_filters_all(cx, state, node, mode);
-            return NodeFilterResult { first, all };
-        };
-        // First pass with the nominated pods assumed running, second without; a filter fails if
-        // it fails in either, and the real scheduler reports the first pass's failure if any.
-        let (first1, all1) = self.run_filters_all(cx, &state1, &node1, mode);
-        if mode == Mode::Decide && first1.is_some() {
-            return NodeFilterResult {
-                first: first1,
-                all: all1,
-            };
+        let first_pass = self.run_filters_at(cx, &state1, &node1, mode, 0..self.filter.len());
+        if mode == Mode::Decide && !first_pass.is_empty() {
+            return NodeFilterResult::from_failures(first_pass);
         }
-        let (first2, all2) = self.run_filters_all(cx, state, node, mode);
-        let mut all = all1;
-        for s in all2 {
-            if !all.iter().any(|a| a.plugin == s.plugin) {
-                all.push(s);
+        let second_pass = self.run_filters_at(cx, state, node, mode, 0..self.filter.len());
+        let first = first_pass
+            .first()
+            .or(second_pass.first())
+            .map(|(_, s)| s.clone());
+        let mut all = first_pass;
+        for (k, s) in second_pass {
+            if !all.iter().any(|(j, _)| *j == k) {
+                all.push((k, s));
             }
         }
-        let order = |s: &Status| {
-            self.filter
-                .iter()
-                .position(|&i| self.plugins[i].name() == s.plugin)
-        };
-        all.sort_by_key(order);
+        all.sort_by_key(|(k, _)| *k);
         NodeFilterResult {
-            first: first1.or(first2),
-            all,
+            first,
+            all: all.into_iter().map(|(_, s)| s).collect(),
         }
     }
 
@@ -409,16 +416,23 @@ impl Framework {
         n.max(MIN_FEASIBLE_NODES_TO_FIND)
     }
 
-    /// Runs PreScore and Score on the feasible nodes: normalised, weighted scores per node.
-    pub fn score_nodes(
+    /// `RunPreScorePlugins`, leaving out the plugins whose state `current` marks as still valid
+    /// (a replica sequence keeps them current); marks the others current once they ran.
+    pub fn run_pre_score_plugins(
         &self,
         cx: &Cx,
         state: &mut CycleState,
-        feasible: &[&NodeInfo],
-    ) -> Result<Vec<NodeScores>, Status> {
-        for &i in &self.pre_score {
+        nodes: &[&NodeInfo],
+        mut current: Option<&mut [bool]>,
+    ) -> Result<(), Status> {
+        for (k, &i) in self.pre_score.iter().enumerate() {
+            if current.as_deref().is_some_and(|c| c[k]) {
+                continue;
+            }
             let pl = self.plugin(i);
-            let s = pl.pre_score(cx, state, feasible);
+            // A Skip recorded by an earlier run of this plugin no longer holds.
+            state.skip_score.retain(|&n| n != pl.name());
+            let s = pl.pre_score(cx, state, nodes);
             if s.is_skip() {
                 state.skip_score.push(pl.name());
             } else if !s.is_success() {
@@ -428,74 +442,70 @@ impl Framework {
                     s.message()
                 )));
             }
+            if let Some(c) = current.as_deref_mut() {
+                c[k] = true;
+            }
         }
-        let state = &*state;
-        let active: Vec<(usize, i64)> = self
-            .score
-            .iter()
-            .copied()
-            .filter(|&(i, _)| !state.skips_score(self.plugins[i].name()))
+        Ok(())
+    }
+
+    /// `RunScorePlugins`: every Score plugin PreScore did not skip, on every node, normalised,
+    /// checked and weighted. `raw_score` gives a plugin's (by position) raw score on a node (by
+    /// index in `nodes`); `cached` says whether that is a cache read, cheaper serially than on
+    /// other threads. In `Mode::Decide` only the totals are kept.
+    pub fn run_score_plugins(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        nodes: &[&NodeInfo],
+        mode: Mode,
+        cached: impl Fn(usize) -> bool,
+        raw_score: impl Fn(usize, usize) -> Result<i64, Status> + Sync,
+    ) -> Result<Vec<NodeScores>, Status> {
+        let active: Vec<(usize, &dyn Plugin, i64)> = (0..self.score.len())
+            .map(|k| (k, self.score_plugin(k), self.score[k].1))
+            .filter(|(_, pl, _)| !state.skips_score(pl.name()))
             .collect();
-        let score_one = |node: &&NodeInfo| -> Result<Vec<i64>, Status> {
-            active
-                .iter()
-                .map(|&(i, _)| {
-                    let pl = self.plugin(i);
-                    pl.score(cx, state, node).map_err(|e| {
-                        Status::error(format!(
-                            "plugin {:?} failed with: {}",
-                            pl.name(),
-                            e.message()
-                        ))
-                    })
-                })
-                .collect()
-        };
-        let raw: Vec<Vec<i64>> = if self.parallel && feasible.len() > 64 {
-            feasible
-                .par_iter()
-                .map(score_one)
-                .collect::<Result<_, _>>()?
-        } else {
-            feasible.iter().map(score_one).collect::<Result<_, _>>()?
-        };
-        let mut per_plugin: Vec<Vec<i64>> = (0..active.len())
-            .map(|p| raw.iter().map(|r| r[p]).collect())
-            .collect();
-        for (p, &(i, _)) in active.iter().enumerate() {
-            let pl = self.plugin(i);
+        let mut raw: Vec<Vec<i64>> = Vec::with_capacity(active.len());
+        for &(k, pl, _) in &active {
+            let score_on = |n: usize| raw_score(k, n).map_err(|e| score_error(pl.name(), &e));
+            raw.push(if !cached(k) && self.parallel_over(nodes.len()) {
+                (0..nodes.len())
+                    .into_par_iter()
+                    .map(score_on)
+                    .collect::<Result<_, _>>()?
+            } else {
+                (0..nodes.len()).map(score_on).collect::<Result<_, _>>()?
+            });
+        }
+        for (&(_, pl, _), scores) in active.iter().zip(&mut raw) {
             if pl.has_score_extensions() {
-                let s = pl.normalize_score(cx, state, &mut per_plugin[p]);
+                let s = pl.normalize_score(cx, state, scores);
                 if !s.is_success() {
-                    return Err(Status::error(format!(
-                        "plugin {:?} failed with: {}",
-                        pl.name(),
-                        s.message()
-                    )));
+                    return Err(score_error(pl.name(), &s));
                 }
             }
         }
-        let mut out = Vec::with_capacity(feasible.len());
-        for n in 0..feasible.len() {
-            let mut scores = NodeScores::default();
-            for (plugin_scores, &(i, weight)) in per_plugin.iter().zip(&active) {
-                let score = plugin_scores[n];
-                let name = self.plugins[i].name();
+        let mut out = vec![NodeScores::default(); nodes.len()];
+        for (&(_, pl, weight), scores) in active.iter().zip(raw) {
+            for (node, score) in out.iter_mut().zip(scores) {
                 if !(0..=MAX_NODE_SCORE).contains(&score) {
                     return Err(Status::error(format!(
-                        "plugin {name:?} returns an invalid score {score}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
+                        "plugin {:?} returns an invalid score {score}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing",
+                        pl.name()
                     )));
                 }
-                scores.by_plugin.push((name, score * weight));
-                scores.total += score * weight;
+                if mode == Mode::Explain {
+                    node.by_plugin.push((pl.name(), score * weight));
+                }
+                node.total += score * weight;
             }
-            out.push(scores);
         }
         Ok(out)
     }
 
     /// `RunPostFilterPlugins`.
-    pub fn run_post_filter(
+    pub fn run_post_filter_plugins(
         &self,
         cx: &Cx,
         state: &CycleState,
@@ -511,13 +521,7 @@ impl Framework {
             if out.preemption.is_some() {
                 preemption = out.preemption;
             }
-            if s.is_success() {
-                return PostFilterOutcome {
-                    status: s.with_plugin(pl.name()),
-                    preemption,
-                };
-            }
-            if s.code == Code::UnschedulableAndUnresolvable {
+            if s.is_success() || s.code == Code::UnschedulableAndUnresolvable {
                 return PostFilterOutcome {
                     status: s.with_plugin(pl.name()),
                     preemption,
@@ -540,336 +544,29 @@ impl Framework {
         }
     }
 
-    /// The whole cycle for `pod` against `snapshot`.
-    pub fn schedule(&self, snapshot: &Snapshot, pod: &Pod) -> CycleResult {
-        self.run_cycle(snapshot, pod, Mode::Explain)
-    }
-
-    /// The cycle as the real scheduler runs it, stopping at each node's first failing filter:
-    /// enough to decide, not to explain every reason.
-    pub fn decide(&self, snapshot: &Snapshot, pod: &Pod) -> CycleResult {
-        self.run_cycle(snapshot, pod, Mode::Decide)
-    }
-
-    fn run_cycle(&self, snapshot: &Snapshot, pod: &Pod, mode: Mode) -> CycleResult {
-        let cx = Cx { pod, snapshot };
-        let n = snapshot.num_nodes();
-        let mut result = CycleResult {
-            gated: None,
-            prefilter: Status::success(),
-            prefilter_nodes: None,
-            nodes: vec![NodeOutcome::Excluded; n],
-            excluded_status: None,
-            feasible: Vec::new(),
-            scores: Vec::new(),
-            selected: Vec::new(),
-            scoring_skipped: false,
-            nominated_fast_path: None,
-            message_before_post_filter: String::new(),
-            post_filter: None,
-            message: String::new(),
-            error: None,
-            num_nodes_to_find: self.num_feasible_nodes_to_find(n),
-            binding: Vec::new(),
-            extender_calls: Vec::new(),
-            scored_as_returned: Vec::new(),
-            device_allocations: Vec::new(),
-        };
-        for &i in &self.pre_enqueue {
-            let s = self.plugin(i).pre_enqueue(&cx);
-            if !s.is_success() {
-                result.gated = Some(s.with_plugin(self.plugin(i).name()));
-                return result;
-            }
-        }
-        if n == 0 {
-            result.message = "no nodes available to schedule pods".into();
-            result.message_before_post_filter = result.message.clone();
-            return result;
-        }
-        let mut state = CycleState::default();
-        let (pre_status, pre_nodes, plugins_with_nodes) = self.run_pre_filter(&cx, &mut state);
-        result.prefilter = pre_status.clone();
-        result.prefilter_nodes = pre_nodes.clone();
-        if !pre_status.is_success() && !pre_status.is_rejected() {
-            result.fail(pre_status);
-            return result;
-        }
-        let mut statuses = NodeToStatus {
-            by_node: HashMap::new(),
-            absent: Status::success(),
-        };
-        if pre_status.is_rejected() {
-            statuses.absent = pre_status.clone();
-            result.excluded_status = Some(pre_status.clone());
-            result.message_before_post_filter =
-                fit_error::message(n, Some(&pre_status.message()), &statuses, n);
-            self.finish_with_post_filter(&cx, &state, &statuses, &mut result);
-            return result;
-        }
-        // Nodes the PreFilter result leaves out are UnschedulableAndUnresolvable without filtering.
-        let candidates: Vec<usize> = match &pre_nodes {
-            None => (0..n).collect(),
-            Some(names) => {
-                let mut sorted = plugins_with_nodes.clone();
-                sorted.sort();
-                let excluded = Status::unresolvable(format!(
-                    "node(s) didn't satisfy plugin(s) [{}]",
-                    sorted.join(" ")
-                ));
-                statuses.absent = excluded.clone();
-                result.excluded_status = Some(excluded);
-                names
-                    .iter()
-                    .filter_map(|&name| snapshot.node_index(name))
-                    .collect()
-            }
-        };
-        let filter_one = |&i: &usize| (i, self.filter_node(&cx, &state, &snapshot.nodes[i], mode));
-        let filtered: Vec<(usize, NodeFilterResult)> = if self.parallel && candidates.len() > 64 {
-            candidates.par_iter().map(filter_one).collect()
-        } else {
-            candidates.iter().map(filter_one).collect()
-        };
-        for (i, r) in filtered {
-            if let Some(first) = &r.first {
-                if first.code == Code::Error {
-                    result.error = Some(first.clone());
-                }
-                statuses
-                    .by_node
-                    .insert(snapshot.nodes[i].name(), first.clone());
-            } else {
-                result.feasible.push(i);
-            }
-            result.nodes[i] = NodeOutcome::Filtered(r);
-        }
-        result.feasible.sort_unstable();
-        if let Some(e) = result.error.take() {
-            result.fail(e);
-            return result;
-        }
-        let mut feasible = match self.pass_extenders(&cx, &mut statuses, &mut result) {
-            Ok(f) => f,
-            Err(e) => {
-                // The error is the whole FailedScheduling message: no FitError, no PostFilter.
-                result.feasible.clear();
-                result.message = e.message();
-                result.message_before_post_filter = result.message.clone();
-                result.error = Some(e);
-                return result;
-            }
-        };
-        feasible.sort_by_key(|f| f.index);
-        result.feasible = feasible.iter().map(|f| f.index).collect();
-        result.scored_as_returned = feasible
-            .iter()
-            .filter(|f| f.fresh.is_some())
-            .map(|f| f.index)
-            .collect();
-        if result.feasible.is_empty() {
-            let explicit = statuses.by_node.len();
-            result.message_before_post_filter = fit_error::message(n, None, &statuses, explicit);
-            self.finish_with_post_filter(&cx, &state, &statuses, &mut result);
-            return result;
-        }
-        result.scoring_skipped = result.feasible.len() == 1;
-        let feasible_infos: Vec<&NodeInfo> = feasible.iter().map(|f| f.info(snapshot)).collect();
-        match self.score_nodes(&cx, &mut state, &feasible_infos) {
-            Ok(scores) => result.scores = scores,
-            Err(e) => {
-                result.fail(e);
-                return result;
-            }
-        }
-        let by_extenders = extender::prioritize(
-            &self.extender_clients,
-            pod,
-            &feasible_infos,
-            result.scoring_skipped,
-            &mut result.extender_calls,
-        );
-        for (scores, extra) in result.scores.iter_mut().zip(by_extenders) {
-            for (name, score) in extra {
-                scores.by_plugin.push((name, score));
-                scores.total = scores.total.wrapping_add(score);
-            }
-        }
-        result.selected = match result.nominated_fast_path {
-            Some(i) => vec![i],
-            None if result.feasible.len() == 1 => result.feasible.clone(),
-            None => {
-                let best = result.scores.iter().map(|s| s.total).max().unwrap_or(0);
-                result
-                    .feasible
-                    .iter()
-                    .zip(&result.scores)
-                    .filter(|(_, s)| s.total == best)
-                    .map(|(&i, _)| i)
-                    .collect()
-            }
-        };
-        result.selected.sort_by_key(|&i| snapshot.nodes[i].name());
-        for &node in &result.selected {
-            let allocations: Vec<ClaimAllocation> = self
-                .reserve
-                .iter()
-                .flat_map(|&i| {
-                    self.plugin(i)
-                        .reserve_allocations(&cx, &state, &snapshot.nodes[node])
-                })
-                .collect();
-            if !allocations.is_empty() {
-                result.device_allocations.push((node, allocations));
-            }
-        }
-        if let Some(&first) = result.selected.first() {
-            for &i in &self.pre_bind {
-                result.binding.extend(self.plugin(i).describe_binding(
-                    &cx,
-                    &state,
-                    &snapshot.nodes[first],
-                ));
-            }
-        }
-        result
-    }
-
-    /// What kube-scheduler does after the Filter plugins: the nominated node alone through the
-    /// filter extenders (`evaluateNominatedNode`; if it passes, no other node is looked at),
-    /// else every node that passed the plugins (`findNodesThatPassExtenders`). Nodes extenders
-    /// reject get their status; an extender error that is not ignorable fails the cycle.
-    fn pass_extenders(
-        &self,
-        cx: &Cx,
-        statuses: &mut NodeToStatus,
-        result: &mut CycleResult,
-    ) -> Result<Vec<Feasible>, Status> {
-        let snapshot = cx.snapshot;
-        let mut pass = |nodes: Vec<Feasible>, result: &mut CycleResult| {
-            let passed = extender::find_nodes_that_pass(
-                &self.extender_clients,
-                cx.pod,
-                snapshot,
-                nodes,
-                statuses,
-                &mut result.extender_calls,
-            );
-            // Where each node stopped, also when a later extender failed.
-            let rejected = passed
-                .rejected
-                .into_iter()
-                .filter_map(|(name, s)| snapshot.node_index(name).map(|i| (i, s)));
-            let dropped = passed
-                .dropped
-                .into_iter()
-                .map(|(i, extender)| (i, extender::dropped_status(extender)));
-            for (i, status) in rejected.chain(dropped) {
-                if let NodeOutcome::Filtered(f) = &mut result.nodes[i]
-                    && f.first.is_none()
-                {
-                    f.first = Some(status);
-                }
-            }
-            match passed.error {
-                Some(e) => Err(e),
-                None => Ok(passed.feasible),
-            }
-        };
-        if let Some(nominated) = cx
-            .pod
-            .nominated_node_name
-            .and_then(|name| snapshot.node_index(name))
-            .filter(|i| result.feasible.contains(i))
-        {
-            // Upstream only logs an error on this pass, then evaluates every node.
-            if let Ok(passed) = pass(vec![Feasible::of(nominated)], result)
-                && !passed.is_empty()
-            {
-                result.nominated_fast_path = Some(nominated);
-                return Ok(passed);
-            }
-        }
-        let nodes = result.feasible.iter().copied().map(Feasible::of).collect();
-        pass(nodes, result)
-    }
-
-    fn finish_with_post_filter(
+    /// What the Reserve plugins would allocate for the pod on `node`, per claim.
+    pub fn run_reserve_plugins(
         &self,
         cx: &Cx,
         state: &CycleState,
-        statuses: &NodeToStatus,
-        result: &mut CycleResult,
-    ) {
-        if self.post_filter.is_empty() {
-            result.message = result.message_before_post_filter.clone();
-            return;
-        }
-        let out = self.run_post_filter(cx, state, statuses);
-        let msg = out.status.message();
-        result.message = if msg.is_empty() {
-            result.message_before_post_filter.clone()
-        } else {
-            format!("{} {msg}", result.message_before_post_filter)
-        };
-        result.post_filter = Some(out);
+        node: &NodeInfo,
+    ) -> Vec<ClaimAllocation> {
+        self.reserve
+            .iter()
+            .flat_map(|&i| self.plugin(i).reserve_allocations(cx, state, node))
+            .collect()
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use crate::explain;
-    use crate::framework::profile::default_framework;
-    use crate::framework::snapshot::Snapshot;
-    use crate::release::Release;
-    use crate::testing::{cluster, node, pod};
-    use serde_json::json;
-
-    /// Filtering and scoring on several threads decide exactly as on one, on a cluster large
-    /// enough for the parallel paths to run.
-    #[test]
-    fn parallel_and_serial_explanations_are_identical() {
-        let mut items = Vec::new();
-        for i in 0..400 {
-            let name = format!("n{i}");
-            items.push(node(
-                &name,
-                ["2", "4", "8"][i % 3],
-                json!({"zone": format!("z{}", i % 5)}),
-            ));
-            for j in 0..(i % 4) {
-                items.push(pod(
-                    &format!("ns/p{i}-{j}"),
-                    Some(&name),
-                    "500m",
-                    (j * 10) as i32,
-                    json!({"app": format!("a{}", j % 2)}),
-                ));
-            }
-        }
-        let c = cluster(items);
-        let mut p = pod("ns/new", None, "3", 100, json!({"app": "a1"}));
-        p["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
-            "labelSelector": {"matchLabels": {"app": "a1"}}}]);
-        p["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "a1"}}}]}});
-        let pod = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
-        let snapshot = Snapshot::new(c, None);
-        let mut fw = default_framework(Release::OLDEST.into());
-        let run = |fw: &super::Framework| {
-            serde_json::to_value(explain::build(
-                fw,
-                &snapshot,
-                &pod,
-                &fw.schedule(&snapshot, &pod),
-            ))
-            .unwrap()
-        };
-        let parallel = run(&fw);
-        fw.parallel = false;
-        assert_eq!(parallel, run(&fw));
-        assert!(!parallel["selected"].as_array().unwrap().is_empty());
+    /// What the PreBind plugins would do for the pod on `node`, in words.
+    pub fn run_pre_bind_plugins(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        node: &NodeInfo,
+    ) -> Vec<String> {
+        self.pre_bind
+            .iter()
+            .flat_map(|&i| self.plugin(i).describe_binding(cx, state, node))
+            .collect()
     }
 }

@@ -1,22 +1,19 @@
 //! Placing replicas one after another, each seeing the ones before it, as kube-scheduler does
 //! when a Deployment scales up: the answer to "where would N replicas go" and "how many fit".
 //!
-//! Replicas are identical but for their names, so after a placement only the chosen node and the
-//! state its new pod feeds have changed. The incremental path keeps PreFilter state current with
-//! AddPod (as upstream's nominated-pods pass does), reuses node-local filter verdicts and raw
-//! scores for every node but the one that changed, and re-runs only the plugins whose answers can
-//! depend on other nodes. It gives the same placements as scheduling each replica from scratch,
-//! which the tests check against the plain loop.
+//! Each replica is one `schedule_pod` cycle, as the real scheduler runs it. Replicas are identical
+//! but for their names, so the cycles share a `CycleCache`: PreFilter state kept current with
+//! AddPod, node-local verdicts and raw scores reused for every node no placement changed. Only
+//! replicas that interact through something a placement changes beyond its node (a claim they
+//! share) are scheduled with cold cycles; the tests check that the cache changes no answer.
 
-use super::cycle_state::CycleState;
-use super::plugin::{Cx, Plugin};
-use super::runner::{Framework, MAX_NODE_SCORE};
+use super::cache::CycleCache;
+use super::plugin::Cx;
+use super::runner::{Framework, Mode};
+use super::schedule_one::Ties;
 use super::snapshot::Snapshot;
-use super::status::Status;
 use crate::model::intern::Str;
-use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// How many of the nodes tied for a placement it keeps by name: on a pool of identical nodes
@@ -82,56 +79,49 @@ pub fn place_reporting(
     limit: usize,
     placed: &mut dyn FnMut(usize),
 ) -> Sequence {
-    // Nominated pods make filtering two-pass per node, and replicas sharing a claim can change
-    // what PreFilter decides (a ReadWriteOncePod claim becomes "in use", a ResourceClaim gets
-    // allocated): keep those paths simple and exact by scheduling each replica from scratch.
-    let shares_claims = template
-        .volumes
-        .iter()
-        .any(|v| v.persistent_volume_claim.is_some())
-        || crate::plugins::dynamic_resources::takes_devices(
-            &fw.features,
-            &snapshot.cluster.dra,
-            template,
-        );
-    if snapshot.nominated.is_empty() && !shares_claims {
-        Incremental::new(fw).place(snapshot, template, limit, placed)
-    } else {
-        place_one_by_one(fw, snapshot, template, limit, placed)
-    }
+    // Nominated pods make filtering two-pass per node, and replicas sharing a claim change what
+    // PreFilter decides for each other: those are scheduled cold, each from scratch.
+    let cx = Cx {
+        pod: template,
+        snapshot,
+    };
+    let mut cache =
+        (snapshot.nominated.is_empty() && !fw.replicas_interact(&cx)).then(|| CycleCache::new(fw));
+    place_with(fw, snapshot, template, limit, placed, cache.as_mut())
 }
 
-/// Schedules every replica from scratch: the reference the incremental path must match.
-pub fn place_one_by_one(
+/// Schedules the replicas one cycle each, with `cache` when given.
+fn place_with(
     fw: &Framework,
     snapshot: &mut Snapshot,
     template: &Pod,
     limit: usize,
     placed: &mut dyn FnMut(usize),
+    mut cache: Option<&mut CycleCache>,
 ) -> Sequence {
     let mut out = Sequence::default();
     for i in 1..=limit {
         let mut pod = replica(template, i);
         snapshot.generate_template_claims(&mut pod);
-        let result = fw.decide(snapshot, &pod);
-        let Some(&chosen) = result.selected.first() else {
-            out.stopped = Some(stopped_message(fw, snapshot, &pod));
+        let result = fw.schedule_pod(
+            snapshot,
+            &pod,
+            Mode::Decide,
+            &mut Ties::FirstByName,
+            cache.as_deref_mut(),
+        );
+        let Some(chosen) = result.chosen else {
+            out.stopped = Some(match result.error {
+                Some(e) => e.message(),
+                None => result.message,
+            });
             break;
         };
-        let score = (!result.scoring_skipped)
-            .then(|| {
-                result
-                    .feasible
-                    .iter()
-                    .position(|&f| f == chosen)
-                    .map(|p| result.scores[p].total)
-            })
-            .flatten();
         let node = snapshot.nodes[chosen].name();
         out.placements.push(Placement::new(
             pod.name.to_string(),
             node,
-            score,
+            result.chosen_score(),
             result
                 .selected
                 .iter()
@@ -139,370 +129,20 @@ pub fn place_one_by_one(
                 .collect(),
         ));
         placed(out.placements.len());
-        let allocations = result
-            .device_allocations
-            .iter()
-            .find(|(n, _)| *n == chosen)
-            .map(|(_, a)| a.clone())
-            .unwrap_or_default();
-        snapshot.allocate_claims(&pod, node, &allocations);
+        snapshot.allocate_claims(&pod, node, result.allocations_on(chosen));
         pod.node_name = Some(node);
-        snapshot.assume(Arc::new(pod), node);
-    }
-    out
-}
-
-/// The message of a replica that fits nowhere, from a full cycle (with PostFilter).
-fn stopped_message(fw: &Framework, snapshot: &Snapshot, pod: &Pod) -> String {
-    let result = fw.decide(snapshot, pod);
-    match result.error {
-        Some(e) => e.message(),
-        None => result.message,
-    }
-}
-
-struct Incremental<'a> {
-    fw: &'a Framework,
-    /// Per Filter plugin (profile order): node-local?
-    local_filter: Vec<bool>,
-    /// Per Score plugin (profile order): node-local?
-    local_score: Vec<bool>,
-}
-
-/// What is kept per node between replicas.
-#[derive(Clone, Default)]
-struct NodeCache {
-    /// Some node-local filter rejects the node.
-    local_fail: bool,
-    /// Raw scores of node-local score plugins, by score position, once computed.
-    scores: Vec<Option<i64>>,
-}
-
-impl<'a> Incremental<'a> {
-    fn new(fw: &'a Framework) -> Self {
-        Incremental {
-            fw,
-            local_filter: fw
-                .filter
-                .iter()
-                .map(|&i| fw.plugins[i].reuse().node_local_filter)
-                .collect(),
-            local_score: fw
-                .score
-                .iter()
-                .map(|&(i, _)| fw.plugins[i].reuse().node_local_score)
-                .collect(),
-        }
-    }
-
-    fn filter_plugin(&self, k: usize) -> &dyn Plugin {
-        self.fw.plugin(self.fw.filter[k])
-    }
-
-    /// Whether a node-local filter that ran rejects the node.
-    fn local_fail(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> bool {
-        (0..self.fw.filter.len()).any(|k| {
-            let pl = self.filter_plugin(k);
-            self.local_filter[k]
-                && !state.skips_filter(pl.name())
-                && !pl.filter(cx, state, node).is_success()
-        })
-    }
-
-    /// Whether a node fails some filter: its cached node-local verdicts, then the other filters.
-    /// `Err` when a filter fails with an error, which ends the cycle.
-    fn fails(
-        &self,
-        cx: &Cx,
-        state: &CycleState,
-        node: &NodeInfo,
-        cache: &NodeCache,
-        global: &[usize],
-    ) -> Result<bool, ()> {
-        if cache.local_fail {
-            return Ok(true);
-        }
-        for &k in global {
-            let s = self.filter_plugin(k).filter(cx, state, node);
-            if s.code == crate::framework::status::Code::Error {
-                return Err(());
-            }
-            if !s.is_success() {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    fn place(
-        &self,
-        snapshot: &mut Snapshot,
-        template: &Pod,
-        limit: usize,
-        placed: &mut dyn FnMut(usize),
-    ) -> Sequence {
-        let fw = self.fw;
-        let mut out = Sequence::default();
-        if limit == 0 {
-            return out;
-        }
-        let mut pod = replica(template, 1);
-        if fw.pre_enqueue.iter().any(|&i| {
-            !fw.plugin(i)
-                .pre_enqueue(&Cx {
-                    pod: &pod,
-                    snapshot,
-                })
-                .is_success()
-        }) {
-            out.stopped = Some(stopped_message(fw, snapshot, &pod));
-            return out;
-        }
-        let mut state = CycleState::default();
-        let (pre, allowed, _) = fw.run_pre_filter(
-            &Cx {
-                pod: &pod,
-                snapshot,
-            },
-            &mut state,
-        );
-        if !pre.is_success() {
-            out.stopped = Some(stopped_message(fw, snapshot, &pod));
-            return out;
-        }
-        let candidates: Vec<usize> = match &allowed {
-            None => (0..snapshot.num_nodes()).collect(),
-            Some(names) => {
-                let mut v: Vec<usize> = names
-                    .iter()
-                    .filter_map(|&n| snapshot.node_index(n))
-                    .collect();
-                v.sort_unstable();
-                v
-            }
-        };
-        // Indexed by node; nodes PreFilter left out are never consulted.
-        let mut cache: Vec<NodeCache> = vec![NodeCache::default(); snapshot.num_nodes()];
-        {
-            let cx = Cx {
-                pod: &pod,
-                snapshot,
-            };
-            let build = |&i: &usize| NodeCache {
-                local_fail: self.local_fail(&cx, &state, &snapshot.nodes[i]),
-                scores: vec![None; fw.score.len()],
-            };
-            let built: Vec<NodeCache> = if fw.parallel {
-                candidates.par_iter().map(build).collect()
-            } else {
-                candidates.iter().map(build).collect()
-            };
-            for (&i, c) in candidates.iter().zip(built) {
-                cache[i] = c;
-            }
-        }
-        // With only node-local filters active, checking a node is a few cached reads: cheaper
-        // serially than handing out to threads.
-        let global: Vec<usize> = (0..fw.filter.len())
-            .filter(|&k| !self.local_filter[k] && !state.skips_filter(self.filter_plugin(k).name()))
-            .collect();
-        // Per PreScore plugin: is its state (and Skip decision) current?
-        let mut pre_score_current = vec![false; fw.pre_score.len()];
-        let mut feasible: Vec<usize> = Vec::with_capacity(candidates.len());
-        for i in 1..=limit {
-            if i > 1 {
-                pod = replica(template, i);
-            }
-            let cx = Cx {
-                pod: &pod,
-                snapshot,
-            };
-            let verdict = |&n: &usize| {
-                (
-                    n,
-                    self.fails(&cx, &state, &snapshot.nodes[n], &cache[n], &global),
-                )
-            };
-            let verdicts: Vec<(usize, Result<bool, ()>)> =
-                if fw.parallel && !global.is_empty() && candidates.len() > 64 {
-                    candidates.par_iter().map(verdict).collect()
-                } else {
-                    candidates.iter().map(verdict).collect()
-                };
-            feasible.clear();
-            feasible.extend(
-                verdicts
-                    .iter()
-                    .filter(|(_, v)| *v == Ok(false))
-                    .map(|&(n, _)| n),
-            );
-            if feasible.is_empty() || verdicts.iter().any(|(_, v)| v.is_err()) {
-                out.stopped = Some(stopped_message(fw, snapshot, &pod));
-                break;
-            }
-            let (chosen, score, tied) = if feasible.len() == 1 {
-                (feasible[0], None, vec![snapshot.nodes[feasible[0]].name()])
-            } else {
-                match self.score(
-                    &cx,
-                    &mut state,
-                    &mut cache,
-                    &feasible,
-                    &mut pre_score_current,
-                ) {
-                    Ok(best) => best,
-                    Err(e) => {
-                        out.stopped = Some(e.message());
-                        break;
-                    }
-                }
-            };
-            let node = snapshot.nodes[chosen].name();
-            out.placements
-                .push(Placement::new(pod.name.to_string(), node, score, tied));
-            placed(i);
-            pod.node_name = Some(node);
-            let added = Arc::new(pod.clone());
-            snapshot.assume(added.clone(), node);
+        let pod = Arc::new(pod);
+        snapshot.assume(pod.clone(), node);
+        if let Some(c) = cache.as_deref_mut() {
             let next = replica(template, i + 1);
             let cx = Cx {
                 pod: &next,
                 snapshot,
             };
-            let ni = &snapshot.nodes[chosen];
-            if !fw.run_add_pod(&cx, &mut state, &added, ni).is_success() {
-                // A plugin could not follow; finish with full cycles rather than guess.
-                let rest = place_one_by_one(
-                    fw,
-                    snapshot,
-                    &replica(template, i + 1),
-                    limit - i,
-                    &mut |n| placed(i + n),
-                );
-                renumber_into(&mut out, rest, template, i);
-                break;
-            }
-            for (k, &p) in fw.pre_score.iter().enumerate() {
-                pre_score_current[k] = pre_score_current[k]
-                    && fw.plugin(p).pre_score_add_pod(&cx, &mut state, &added, ni);
-            }
-            cache[chosen] = NodeCache {
-                local_fail: self.local_fail(&cx, &state, ni),
-                scores: vec![None; fw.score.len()],
-            };
+            c.pod_added(fw, &cx, &pod, chosen);
         }
-        out
     }
-
-    /// PreScore (where not current), Score and normalisation over the feasible nodes: the best
-    /// node, its total and the tie set.
-    fn score(
-        &self,
-        cx: &Cx,
-        state: &mut CycleState,
-        cache: &mut [NodeCache],
-        feasible: &[usize],
-        pre_score_current: &mut [bool],
-    ) -> Result<(usize, Option<i64>, Vec<Str>), Status> {
-        let fw = self.fw;
-        let snapshot = cx.snapshot;
-        if pre_score_current.iter().any(|c| !c) {
-            let infos: Vec<&NodeInfo> = feasible.iter().map(|&i| &snapshot.nodes[i]).collect();
-            for (k, &p) in fw.pre_score.iter().enumerate() {
-                if pre_score_current[k] {
-                    continue;
-                }
-                let pl = fw.plugin(p);
-                state.skip_score.retain(|&n| n != pl.name());
-                let s = pl.pre_score(cx, state, &infos);
-                if s.is_skip() {
-                    state.skip_score.push(pl.name());
-                } else if !s.is_success() {
-                    return Err(Status::error(format!(
-                        "running PreScore plugin {:?}: {}",
-                        pl.name(),
-                        s.message()
-                    )));
-                }
-                pre_score_current[k] = true;
-            }
-        }
-        let state = &*state;
-        let mut totals = vec![0i64; feasible.len()];
-        for (k, &(p, weight)) in fw.score.iter().enumerate() {
-            let pl = fw.plugin(p);
-            if state.skips_score(pl.name()) {
-                continue;
-            }
-            let compute = |&n: &usize| {
-                pl.score(cx, state, &snapshot.nodes[n]).map_err(|e| {
-                    Status::error(format!(
-                        "plugin {:?} failed with: {}",
-                        pl.name(),
-                        e.message()
-                    ))
-                })
-            };
-            let mut raw: Vec<i64> = if self.local_score[k] {
-                // Cached for every node but those placed on since; those are few.
-                let mut raw = Vec::with_capacity(feasible.len());
-                for &n in feasible {
-                    let v = match cache[n].scores[k] {
-                        Some(v) => v,
-                        None => {
-                            let v = compute(&n)?;
-                            cache[n].scores[k] = Some(v);
-                            v
-                        }
-                    };
-                    raw.push(v);
-                }
-                raw
-            } else if fw.parallel && feasible.len() > 64 {
-                feasible.par_iter().map(compute).collect::<Result<_, _>>()?
-            } else {
-                feasible.iter().map(compute).collect::<Result<_, _>>()?
-            };
-            if pl.has_score_extensions() {
-                let s = pl.normalize_score(cx, state, &mut raw);
-                if !s.is_success() {
-                    return Err(Status::error(format!(
-                        "plugin {:?} failed with: {}",
-                        pl.name(),
-                        s.message()
-                    )));
-                }
-            }
-            for (t, v) in totals.iter_mut().zip(raw) {
-                if !(0..=MAX_NODE_SCORE).contains(&v) {
-                    return Err(Status::error(format!(
-                        "plugin {:?} returns an invalid score {v}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing",
-                        pl.name()
-                    )));
-                }
-                *t += v * weight;
-            }
-        }
-        let best = totals.iter().copied().max().unwrap_or(0);
-        let mut tied: Vec<Str> = feasible
-            .iter()
-            .zip(&totals)
-            .filter(|(_, t)| **t == best)
-            .map(|(&n, _)| snapshot.nodes[n].name())
-            .collect();
-        tied.sort();
-        let chosen = snapshot.node_index(tied[0]).expect("a feasible node");
-        Ok((chosen, Some(best), tied))
-    }
-}
-
-/// Appends placements of a fallback run (which numbered its replicas from 1) after `done`.
-fn renumber_into(out: &mut Sequence, rest: Sequence, template: &Pod, done: usize) {
-    for (j, mut p) in rest.placements.into_iter().enumerate() {
-        p.pod = format!("{}-{}", template.name, done + j + 1);
-        out.placements.push(p);
-    }
-    out.stopped = rest.stopped;
+    out
 }
 
 #[cfg(test)]
@@ -522,10 +162,11 @@ mod tests {
         Some((Arc::new(cluster), Pod::from_k8s(&p).ok()?))
     }
 
-    /// The incremental path places exactly as scheduling each replica from scratch does, on every
-    /// conformance cluster and the demo cluster.
+    /// With a cache, every cycle of a replica sequence answers exactly as a cold cycle does, in
+    /// both modes, on every conformance cluster with its pod, for the oldest and newest release;
+    /// and a sequence placed with the cache is the one placed without.
     #[test]
-    fn incremental_matches_one_by_one() {
+    fn the_cache_gives_the_answers_of_cold_cycles() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut dirs: Vec<_> = std::fs::read_dir(root.join("fixtures/conformance"))
             .unwrap()
@@ -534,20 +175,66 @@ mod tests {
             .filter(|p| p.join("pod.yaml").exists() && !p.join("config.yaml").exists())
             .collect();
         dirs.sort();
-        let fw = default_framework(Release::OLDEST.into());
         let mut compared = 0;
-        for dir in dirs {
-            let Some((cluster, pod)) = load_case(&dir) else {
-                continue;
-            };
-            let mut a = Snapshot::new(cluster.clone(), None);
-            let mut b = Snapshot::new(cluster, None);
-            let fast = place(&fw, &mut a, &pod, 12);
-            let slow = place_one_by_one(&fw, &mut b, &pod, 12, &mut |_| {});
-            assert_eq!(fast, slow, "{}", dir.display());
-            compared += 1;
+        for release in [Release::OLDEST, Release::NEWEST] {
+            let fw = default_framework(release.into());
+            for dir in &dirs {
+                let Some((cluster, template)) = load_case(dir) else {
+                    continue;
+                };
+                let mut snapshot = Snapshot::new(cluster, None);
+                let cx = Cx {
+                    pod: &template,
+                    snapshot: &snapshot,
+                };
+                if !snapshot.nominated.is_empty() || fw.replicas_interact(&cx) {
+                    continue;
+                }
+                let unchanged = snapshot.clone();
+                let mut cache = CycleCache::new(&fw);
+                let explain = |s: &Snapshot, p: &Pod, r| {
+                    serde_json::to_value(crate::explain::build(&fw, s, p, &r)).unwrap()
+                };
+                for i in 1..=12 {
+                    let at = format!("{} ({release}), replica {i}", dir.display());
+                    let pod = replica(&template, i);
+                    let cycle = |mode: Mode, cache: Option<&mut CycleCache>| {
+                        fw.schedule_pod(&snapshot, &pod, mode, &mut Ties::FirstByName, cache)
+                    };
+                    let cold = cycle(Mode::Decide, None);
+                    let cached = cycle(Mode::Decide, Some(&mut cache));
+                    assert_eq!(format!("{cold:?}"), format!("{cached:?}"), "{at}");
+                    let cold_explained = explain(&snapshot, &pod, cycle(Mode::Explain, None));
+                    let cached_explained =
+                        explain(&snapshot, &pod, cycle(Mode::Explain, Some(&mut cache)));
+                    assert_eq!(cold_explained, cached_explained, "{at}");
+                    let Some(chosen) = cold.chosen else {
+                        break;
+                    };
+                    let node = snapshot.nodes[chosen].name();
+                    let mut bound = pod.clone();
+                    bound.node_name = Some(node);
+                    let bound = Arc::new(bound);
+                    snapshot.assume(bound.clone(), node);
+                    let next = replica(&template, i + 1);
+                    let cx = Cx {
+                        pod: &next,
+                        snapshot: &snapshot,
+                    };
+                    cache.pod_added(&fw, &cx, &bound, chosen);
+                }
+                let mut with = unchanged.clone();
+                let mut without = unchanged;
+                assert_eq!(
+                    place(&fw, &mut with, &template, 12),
+                    place_with(&fw, &mut without, &template, 12, &mut |_| {}, None),
+                    "{}",
+                    dir.display()
+                );
+                compared += 1;
+            }
         }
-        assert!(compared > 100, "only {compared} cases compared");
+        assert!(compared > 200, "only {compared} cases compared");
     }
 
     /// A placement on a pool of identical nodes holds a few names, not room for the pool: a

@@ -29,6 +29,9 @@ pub struct NodeInfo {
     pub image_states: Arc<HashMap<Str, ImageState>>,
     /// `PVCRefCounts`: pods on this node using each `namespace/claim`.
     pub pvc_ref_counts: HashMap<(Str, Str), i32>,
+    /// Counts the changes made to this node's pods: what was computed of a node at one
+    /// generation still holds at the same generation (`framework::cache`).
+    pub generation: u64,
 }
 
 impl NodeInfo {
@@ -43,6 +46,7 @@ impl NodeInfo {
             used_ports: Vec::new(),
             image_states,
             pvc_ref_counts: HashMap::new(),
+            generation: 0,
         }
     }
 
@@ -63,6 +67,7 @@ impl NodeInfo {
         }
         self.update(&pod, 1);
         self.pods.push(pod);
+        self.generation += 1;
     }
 
     /// Removes the pod with this UID; false if it is not on the node.
@@ -76,6 +81,7 @@ impl NodeInfo {
         match take(&mut self.pods, uid) {
             Some(pod) => {
                 self.update(&pod, -1);
+                self.generation += 1;
                 true
             }
             None => false,

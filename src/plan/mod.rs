@@ -16,12 +16,13 @@ pub mod report;
 pub mod table;
 
 use crate::framework::runner::Framework;
+use crate::framework::schedule_one::Ties;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::node::Node;
 use crate::model::pod::{Phase, Pod};
-use queue::{Queue, Ties};
+use queue::Queue;
 use std::sync::Arc;
 
 /// The kind of the owner that marks a pod as a DaemonSet's.

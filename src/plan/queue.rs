@@ -11,7 +11,8 @@
 
 use super::daemonset::{self, Coverage, DaemonSet, NodeStatus};
 use super::{Fate, Leaving, Origin, Outcome, PodResult, fate, replacement};
-use crate::framework::runner::{CycleResult, Framework};
+use crate::framework::runner::{Framework, Mode};
+use crate::framework::schedule_one::{CycleResult, Ties};
 use crate::framework::snapshot::Snapshot;
 use crate::model::intern::Str;
 use crate::model::pod::{Phase, Pod};
@@ -19,25 +20,6 @@ use k8s_openapi::jiff::Timestamp;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
-
-/// How a node is chosen among those tied for the best score (and a candidate among equally good
-/// preemption candidates).
-pub enum Ties {
-    /// The first by name: repeatable.
-    FirstByName,
-    /// Uniformly at random, seeded: kube-scheduler picks uniformly among the tied nodes.
-    Seeded(fastrand::Rng),
-}
-
-impl Ties {
-    /// An index below `n` (`n` > 0).
-    fn pick(&mut self, n: usize) -> usize {
-        match self {
-            Ties::FirstByName => 0,
-            Ties::Seeded(rng) => rng.usize(..n),
-        }
-    }
-}
 
 struct Entry {
     priority: i32,
@@ -458,7 +440,7 @@ impl<'a> Queue<'a> {
         };
         #[cfg(test)]
         let before = self.snapshot.clone();
-        let result = fw.decide(&self.snapshot, &e.pod);
+        let result = fw.schedule_pod(&self.snapshot, &e.pod, Mode::Decide, &mut self.ties, None);
         let outcome = if let Some(gate) = &result.gated {
             Outcome::Pending {
                 message: gate.message(),
@@ -493,7 +475,13 @@ impl<'a> Queue<'a> {
                     }
                     let mut nominated = (*e.pod).clone();
                     nominated.nominated_node_name = Some(node);
-                    let again = fw.decide(&self.snapshot, &nominated);
+                    let again = fw.schedule_pod(
+                        &self.snapshot,
+                        &nominated,
+                        Mode::Decide,
+                        &mut self.ties,
+                        None,
+                    );
                     if again.selected.is_empty() {
                         Outcome::Pending {
                             message: again.message,
@@ -525,16 +513,8 @@ impl<'a> Queue<'a> {
         result: &CycleResult,
         preempted: Vec<String>,
     ) -> Outcome {
-        let chosen = result.selected[self.ties.pick(result.selected.len())];
-        let score = if result.scoring_skipped {
-            None
-        } else {
-            result
-                .feasible
-                .iter()
-                .position(|&f| f == chosen)
-                .map(|p| result.scores[p].total)
-        };
+        let chosen = result.chosen.expect("a node was selected");
+        let score = result.chosen_score();
         let node = self.snapshot.nodes[chosen].name();
         let mut bound = (**pod).clone();
         bound.node_name = Some(node);

@@ -754,10 +754,14 @@ impl Plugin for DynamicResources {
         }
     }
 
-    // Replicas whose claims or extended resources involve DRA are placed one by one (a
-    // placement takes devices any node may see); for the others this plugin does nothing.
+    // Replicas whose claims or extended resources involve DRA interact (a placement takes
+    // devices any node may see); for the others this plugin does nothing.
     fn reuse(&self) -> Reuse {
         Reuse::NODE_LOCAL
+    }
+
+    fn replicas_interact(&self, cx: &Cx) -> bool {
+        takes_devices(&self.features, &cx.snapshot.cluster.dra, cx.pod)
     }
 }
 

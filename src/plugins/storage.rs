@@ -22,6 +22,14 @@ pub const LABEL_FAILURE_DOMAIN_BETA_REGION: &str = "failure-domain.beta.kubernet
 /// `LabelMultiZoneDelimiter`: a volume label listing several zones separates them with this.
 pub const MULTI_ZONE_DELIMITER: &str = "__";
 
+/// Whether the pod mounts a PersistentVolumeClaim: replicas of it share the claim, which one
+/// placement can bind or take (ReadWriteOncePod) for all of them.
+pub fn replicas_share_claims(pod: &Pod) -> bool {
+    pod.volumes
+        .iter()
+        .any(|v| v.persistent_volume_claim.is_some())
+}
+
 pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
     meta.annotations.as_ref()?.get(key).map(String::as_str)
 }

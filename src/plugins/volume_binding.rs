@@ -893,6 +893,10 @@ impl Plugin for VolumeBinding {
     fn reuse(&self) -> Reuse {
         Reuse::NODE_LOCAL
     }
+
+    fn replicas_interact(&self, cx: &Cx) -> bool {
+        super::storage::replicas_share_claims(cx.pod)
+    }
 }
 
 #[cfg(test)]

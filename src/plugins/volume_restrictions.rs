@@ -91,6 +91,10 @@ impl Plugin for VolumeRestrictions {
         Points::PRE_FILTER | Points::FILTER
     }
 
+    fn replicas_interact(&self, cx: &Cx) -> bool {
+        super::storage::replicas_share_claims(cx.pod)
+    }
+
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
         let pod = cx.pod;
         let cluster = &cx.snapshot.cluster;

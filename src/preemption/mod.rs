@@ -7,10 +7,11 @@ use crate::framework::cycle_state::CycleState;
 use crate::framework::extender;
 use crate::framework::fit_error;
 use crate::framework::plugin::Cx;
-use crate::framework::runner::{Framework, NodeToStatus};
+use crate::framework::runner::{Framework, Mode, NodeToStatus};
 use crate::framework::status::{Code, Status};
 use crate::model::cluster::Pdb;
 use crate::model::intern::Str;
+use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -145,7 +146,7 @@ fn select_victims_on_node(
     for p in node.pods.clone() {
         if p.priority < pod.priority {
             node.remove_pod(p.uid);
-            let s = fw.run_remove_pod(cx, &mut state, &p, &node);
+            let s = fw.run_pre_filter_extension_remove_pod(cx, &mut state, &p, &node);
             if !s.is_success() {
                 return Err(s);
             }
@@ -155,22 +156,13 @@ fn select_victims_on_node(
     if potential.is_empty() {
         return Err(Status::unresolvable(NO_VICTIMS));
     }
-    let fits =
-        |fw: &Framework, state: &CycleState, node: &crate::model::node_info::NodeInfo| -> Status {
-            match fw.with_nominated_pods(cx, state, node) {
-                Err(e) => e,
-                Ok(Some((s1, n1))) => {
-                    let first = fw.run_filters(cx, &s1, &n1);
-                    if first.is_success() {
-                        fw.run_filters(cx, state, node)
-                    } else {
-                        first
-                    }
-                }
-                Ok(None) => fw.run_filters(cx, state, node),
-            }
-        };
-    let s = fits(fw, &state, &node);
+    // `RunFilterPluginsWithNominatedPods`, stopping at the first failure as upstream does.
+    let fits = |state: &CycleState, node: &NodeInfo| -> Status {
+        fw.run_filter_plugins_with_nominated_pods(cx, state, node, Mode::Decide)
+            .first
+            .unwrap_or_else(Status::success)
+    };
+    let s = fits(&state, &node);
     if !s.is_success() {
         return Err(s);
     }
@@ -182,17 +174,17 @@ fn select_victims_on_node(
     for (group_violates, group) in [(true, violating), (false, fine)] {
         for v in group {
             node.add_pod(v.pod.clone());
-            let s = fw.run_add_pod(cx, &mut state, &v.pod, &node);
+            let s = fw.run_pre_filter_extension_add_pod(cx, &mut state, &v.pod, &node);
             if !s.is_success() {
                 return Err(s);
             }
-            let s = fits(fw, &state, &node);
+            let s = fits(&state, &node);
             if s.code == Code::Error {
                 return Err(s);
             }
             if !s.is_success() {
                 node.remove_pod(v.pod.uid);
-                let s = fw.run_remove_pod(cx, &mut state, &v.pod, &node);
+                let s = fw.run_pre_filter_extension_remove_pod(cx, &mut state, &v.pod, &node);
                 if !s.is_success() {
                     return Err(s);
                 }
