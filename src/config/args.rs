@@ -10,11 +10,11 @@ use super::field::{
 use super::node::Node;
 use crate::model::intern::Str;
 use crate::model::node_selector::{NodeSelector, PreferredSchedulingTerms};
-use crate::plugins::feature::Features;
 use crate::plugins::helper::ShapePoint;
 use crate::plugins::node_resources_fit::{self, Strategy};
 use crate::plugins::resource_allocation::ResourceSpec as PluginResourceSpec;
 use crate::plugins::{PluginArgs, node_affinity, pod_topology_spread};
+use crate::release::Features;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 

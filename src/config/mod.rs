@@ -270,9 +270,9 @@ fn build(
             &p.plugins,
             p.percentage_of_nodes_to_score.or(percentage),
             release,
-            &mut |name| match init_errors.get(name) {
+            &mut |name, slots| match init_errors.get(name) {
                 Some(e) => Err(e.clone()),
-                None => Ok(plugins::new_plugin(name, &plugin_args, &features)),
+                None => Ok(plugins::new_plugin(name, &plugin_args, &features, slots)),
             },
         )
         .map_err(|e| {

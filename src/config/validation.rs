@@ -7,7 +7,7 @@ use super::field::{FieldError, Path, Value, qualified_name_errors};
 use super::v1::Configuration;
 use crate::framework::profile::{ExtensionPoint, PluginSet};
 use crate::model::resource;
-use crate::plugins::feature::Features;
+use crate::release::Features;
 
 /// In-tree plugins removed from v1; naming one is an error.
 const REMOVED_PLUGINS: [&str; 4] = [

@@ -10,8 +10,8 @@
 //! pools and slices are taken in name order, which v1.36 does and earlier releases leave to Go
 //! map order.
 
-use super::cel::Attribute;
-use super::objects::{
+use crate::model::dra::cel::Attribute;
+use crate::model::dra::objects::{
     ALLOCATION_RESULTS_MAX_SIZE, AllocatedState, AllocationMode, CapacityEntry, ClaimSpec,
     Constraint, Device, DeviceClass, DeviceId, Dra, ExactRequest, NodeScope, RequestKind, Slice,
 };

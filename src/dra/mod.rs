@@ -1,7 +1,6 @@
-//! Dynamic resource allocation as kube-scheduler models it: the API objects parsed once
-//! (`objects`), the CEL environment of device selectors (`cel`) and the structured allocator
-//! (`allocator`) that the DynamicResources plugin runs per node.
+//! Dynamic resource allocation as kube-scheduler models it on the parsed objects
+//! (`model::dra`): the structured allocator (`allocator`) that the DynamicResources plugin runs
+//! per node, and the claims scheduling has assumed since the cluster was read (`assumed`).
 
 pub mod allocator;
-pub mod cel;
-pub mod objects;
+pub mod assumed;

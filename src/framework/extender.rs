@@ -5,6 +5,7 @@
 //! them: `findNodesThatPassExtenders` and the extender half of `prioritizeNodes`
 //! (`schedule_one.go`), and preemption's `callExtenders`.
 
+use super::post_filter::{Candidate, Victim};
 use super::runner::NodeToStatus;
 use super::snapshot::Snapshot;
 use super::status::Status;
@@ -12,7 +13,6 @@ use crate::model::intern::Str;
 use crate::model::node::Node;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
-use crate::preemption::{Candidate, Victim};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -7,6 +7,7 @@ pub mod cycle_state;
 pub mod extender;
 pub mod fit_error;
 pub mod plugin;
+pub mod post_filter;
 pub mod profile;
 pub mod runner;
 pub mod schedule_one;

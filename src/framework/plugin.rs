@@ -2,9 +2,11 @@
 //! implemented here"; `points()` says which ones a plugin really extends.
 
 use super::cycle_state::CycleState;
+use super::post_filter::PostFilterOutcome;
 use super::runner::{Framework, NodeToStatus};
 use super::snapshot::Snapshot;
 use super::status::Status;
+use crate::dra::assumed::ClaimAllocation;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
@@ -85,13 +87,6 @@ impl Reuse {
     };
 }
 
-/// What a PostFilter plugin did.
-#[derive(Clone, Debug)]
-pub struct PostFilterOutcome {
-    pub status: Status,
-    pub preemption: Option<crate::preemption::Outcome>,
-}
-
 pub trait Plugin: Send + Sync {
     /// The upstream plugin name (`names.NodeAffinity`, …).
     fn name(&self) -> &'static str;
@@ -166,19 +161,14 @@ pub trait Plugin: Send + Sync {
         Status::success()
     }
 
-    /// What this plugin's Reserve/PreBind would do for the chosen node, in words (VolumeBinding).
-    fn describe_binding(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Vec<String> {
+    /// Reserve: the devices this plugin would allocate to the pod's claims on the chosen node,
+    /// which assuming the pod there takes.
+    fn reserve(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Vec<ClaimAllocation> {
         Vec::new()
     }
 
-    /// The devices this plugin's Reserve would allocate on the chosen node, per claim
-    /// (DynamicResources).
-    fn reserve_allocations(
-        &self,
-        _cx: &Cx,
-        _state: &CycleState,
-        _node: &NodeInfo,
-    ) -> Vec<crate::plugins::dynamic_resources::ClaimAllocation> {
+    /// PreBind: what this plugin would do on the chosen node before the pod is bound, in words.
+    fn pre_bind(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Vec<String> {
         Vec::new()
     }
 

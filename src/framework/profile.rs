@@ -3,6 +3,7 @@
 //! (`expandMultiPointPlugins`: `*` and per-point `disabled` lists, explicit per-point entries
 //! overriding multiPoint ones), then the score weights (`getScoreWeights`).
 
+use super::cycle_state::StateSlots;
 use super::plugin::{Plugin, Points};
 use super::runner::Framework;
 use crate::plugins::{self, PluginArgs};
@@ -165,9 +166,10 @@ impl ProfilePlugins {
     }
 }
 
-/// A plugin as the registry builds it: `Ok(None)` when the registry has no plugin of that name,
-/// `Err` when its factory rejects the arguments.
-pub type Instantiate<'a> = dyn FnMut(&str) -> Result<Option<Arc<dyn Plugin>>, String> + 'a;
+/// A plugin as the registry builds it, its cycle state registered in the slots: `Ok(None)` when
+/// the registry has no plugin of that name, `Err` when its factory rejects the arguments.
+pub type Instantiate<'a> =
+    dyn FnMut(&str, &mut StateSlots) -> Result<Option<Arc<dyn Plugin>>, String> + 'a;
 
 /// `NewFramework` for one profile. Errors read as kube-scheduler's.
 pub fn build(
@@ -178,9 +180,10 @@ pub fn build(
     instantiate: &mut Instantiate,
 ) -> Result<Framework, String> {
     let mut instances: BTreeMap<&str, Arc<dyn Plugin>> = BTreeMap::new();
+    let mut slots = StateSlots::default();
     for name in plugins.needed() {
-        if let Some(p) =
-            instantiate(name).map_err(|e| format!("initializing plugin {name:?}: {e}"))?
+        if let Some(p) = instantiate(name, &mut slots)
+            .map_err(|e| format!("initializing plugin {name:?}: {e}"))?
         {
             instances.insert(name, p);
         }
@@ -355,7 +358,7 @@ pub fn default_framework(release: ReleaseChoice) -> Framework {
         &default_plugins(release.release),
         None,
         release,
-        &mut |name| Ok(plugins::new_plugin(name, &args, &features)),
+        &mut |name, slots| Ok(plugins::new_plugin(name, &args, &features, slots)),
     )
     .expect("the default plugins build")
 }

@@ -4,13 +4,14 @@
 
 use super::cycle_state::CycleState;
 use super::extender::{Extender, ExtenderConfig};
-use super::plugin::{Cx, Plugin, PostFilterOutcome, PreFilterNodes};
+use super::plugin::{Cx, Plugin, PreFilterNodes};
+use super::post_filter::PostFilterOutcome;
 use super::status::{Code, Status};
+use crate::dra::assumed::ClaimAllocation;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
-use crate::plugins::dynamic_resources::ClaimAllocation;
-use crate::plugins::feature::Features;
+use crate::release::Features;
 use crate::release::ReleaseChoice;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -553,7 +554,7 @@ impl Framework {
     ) -> Vec<ClaimAllocation> {
         self.reserve
             .iter()
-            .flat_map(|&i| self.plugin(i).reserve_allocations(cx, state, node))
+            .flat_map(|&i| self.plugin(i).reserve(cx, state, node))
             .collect()
     }
 
@@ -566,7 +567,7 @@ impl Framework {
     ) -> Vec<String> {
         self.pre_bind
             .iter()
-            .flat_map(|&i| self.plugin(i).describe_binding(cx, state, node))
+            .flat_map(|&i| self.plugin(i).pre_bind(cx, state, node))
             .collect()
     }
 }

@@ -9,13 +9,14 @@ use super::cache::{self, CycleCache, FilterPlan, Learned};
 use super::cycle_state::CycleState;
 use super::extender::{self, Feasible};
 use super::fit_error;
-use super::plugin::{Cx, PostFilterOutcome, PreFilterNodes};
+use super::plugin::{Cx, PreFilterNodes};
+use super::post_filter::PostFilterOutcome;
 use super::runner::{Framework, Mode, NodeFilterResult, NodeScores, NodeToStatus, PreFilterResult};
 use super::snapshot::Snapshot;
 use super::status::{Code, Status};
+use crate::dra::assumed::ClaimAllocation;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
-use crate::plugins::dynamic_resources::ClaimAllocation;
 use rayon::prelude::*;
 use std::collections::HashMap;
 

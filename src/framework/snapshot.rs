@@ -1,17 +1,14 @@
 //! The scheduler's view for one cycle: a `NodeInfo` per node plus the cluster's other objects
 //! (`nodeInfoSnapshot` and the listers upstream plugins read).
 
-use crate::dra::allocator::DeviceLocation;
-use crate::dra::objects::{AllocatedDevice, AllocatedState, Allocation, Claim, node_name_selector};
+use crate::dra::assumed::{AssumedClaims, ClaimAllocation};
 use crate::model::affinity::AffinityTerm;
 use crate::model::cluster::Cluster;
+use crate::model::dra::objects::{AllocatedState, Claim};
 use crate::model::intern::Str;
 use crate::model::labels::Selector;
 use crate::model::node_info::{ImageState, NodeInfo};
-use crate::model::pod::{ClaimSource, Pod};
-use crate::plugins::dynamic_resources::{
-    ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY, extended_resource_claim,
-};
+use crate::model::pod::Pod;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -30,9 +27,7 @@ pub struct Snapshot {
     /// Bound pods whose affinity terms score other pods (required affinity, preferred terms).
     scoring_terms: TermIndex,
     /// ResourceClaims that pods placed in this snapshot allocated, over the cluster's.
-    dra_claims: HashMap<(Str, Str), Arc<Claim>>,
-    /// The devices taken once those are counted (without and with consumable capacity).
-    dra_allocated: Option<Arc<[AllocatedState; 2]>>,
+    assumed_claims: AssumedClaims,
     /// The cluster's pods by UID, built when an explanation first names a claim's pod.
     pods_by_uid: std::sync::OnceLock<HashMap<Str, Arc<Pod>>>,
 }
@@ -143,8 +138,7 @@ impl Snapshot {
             namespace_pods: HashMap::new(),
             anti_affinity_terms: TermIndex::default(),
             scoring_terms: TermIndex::default(),
-            dra_claims: HashMap::new(),
-            dra_allocated: None,
+            assumed_claims: AssumedClaims::default(),
             pods_by_uid: std::sync::OnceLock::new(),
         };
         for pod in &cluster.pods {
@@ -277,116 +271,28 @@ impl Snapshot {
 
     /// A ResourceClaim of the namespace, as allocated so far.
     pub fn claim(&self, namespace: Str, name: Str) -> Option<&Arc<Claim>> {
-        let key = (namespace, name);
-        self.dra_claims
-            .get(&key)
-            .or_else(|| self.cluster.dra.claims.get(&key))
+        self.assumed_claims
+            .claim(&self.cluster.dra, namespace, name)
     }
 
     /// The devices claims have taken, those of pods placed in this snapshot included.
     pub fn allocated_devices(&self, consumable_capacity: bool) -> &AllocatedState {
-        match &self.dra_allocated {
-            Some(states) => &states[usize::from(consumable_capacity)],
-            None => self.cluster.dra.allocated(consumable_capacity),
-        }
+        self.assumed_claims
+            .allocated_devices(&self.cluster.dra, consumable_capacity)
     }
 
-    /// Records what DynamicResources' Reserve allocated for `pod` on `node`: the claims become
-    /// allocated there, reserved for the pod, and their devices taken.
+    /// Records what Reserve allocated for `pod` on `node`: the claims become allocated there,
+    /// reserved for the pod, and their devices taken.
     pub fn allocate_claims(&mut self, pod: &Pod, node: Str, allocations: &[ClaimAllocation]) {
-        for a in allocations {
-            let mut claim = match self.claim(pod.namespace, a.claim) {
-                Some(c) => Claim::clone(c),
-                // The in-memory claim for extended resources gets a name when PreBind creates it.
-                None if a.claim == EXTENDED_CLAIM_IN_MEMORY => extended_resource_claim(
-                    pod,
-                    Str::new(format!("{}-extended-resources", pod.name)),
-                    Str::new(format!("{}/extended-resources", pod.uid)),
-                ),
-                None => continue,
-            };
-            let node_selectors = if a.devices.iter().any(|d| d.location == DeviceLocation::Node) {
-                vec![node_name_selector(node)]
-            } else {
-                let mut v = Vec::new();
-                for d in &a.devices {
-                    if let DeviceLocation::Selector(s) = &d.location
-                        && !v.contains(s)
-                    {
-                        v.push(s.clone());
-                    }
-                }
-                v
-            };
-            claim.allocation = Some(Allocation {
-                devices: a
-                    .devices
-                    .iter()
-                    .map(|d| AllocatedDevice {
-                        request: Str::new(&d.request),
-                        id: d.id,
-                        admin_access: d.admin_access,
-                        share_id: d.shared.then(|| Str::new(format!("{}-{}", pod.name, d.id))),
-                        consumed_capacity: d.consumed_capacity.clone(),
-                        binding_conditions: Vec::new(),
-                        binding_failure_conditions: Vec::new(),
-                    })
-                    .collect(),
-                node_selectors,
-                node_selector_errors: Vec::new(),
-                timestamp: None,
-            });
-            claim.reserved_for.push(pod.uid);
-            self.dra_claims
-                .insert((claim.namespace, claim.name), Arc::new(claim));
-        }
-        if allocations.is_empty() {
-            return;
-        }
-        let states = [false, true].map(|cc| {
-            let mut state = self.cluster.dra.allocated(cc).clone();
-            for c in self.dra_claims.values() {
-                state.add(c, cc);
-            }
-            state
-        });
-        self.dra_allocated = Some(Arc::new(states));
+        self.assumed_claims
+            .allocate(&self.cluster.dra, pod, node, allocations);
     }
 
     /// What the resourceclaim controller does for a pod being created: a claim from each
-    /// ResourceClaimTemplate the pod names, owned by the pod, recorded in its status. Claims of
-    /// a template that does not exist stay missing.
+    /// ResourceClaimTemplate the pod names (`AssumedClaims::generate_template_claims`).
     pub fn generate_template_claims(&mut self, pod: &mut Pod) {
-        for rc in &mut pod.resource_claims {
-            let ClaimSource::Template {
-                template,
-                generated: generated @ None,
-            } = &mut rc.source
-            else {
-                continue;
-            };
-            let Some(t) = self.cluster.dra.templates.get(&(pod.namespace, *template)) else {
-                continue;
-            };
-            // The controller adds a random suffix to this name.
-            let name = Str::new(format!("{}-{}", pod.name, rc.name));
-            let claim = Claim {
-                namespace: pod.namespace,
-                name,
-                uid: Str::new(format!("{}/{}", pod.uid, rc.name)),
-                controller_uid: Some(pod.uid),
-                deleting: false,
-                extended_resource_claim: false,
-                owner_uids: vec![(pod.uid, true)],
-                spec: t.spec.clone(),
-                allocation: None,
-                reserved_for: Vec::new(),
-                device_conditions: HashMap::new(),
-            };
-            self.dra_claims
-                .insert((pod.namespace, name), Arc::new(claim));
-            *generated = Some(Some(name));
-        }
+        self.assumed_claims
+            .generate_template_claims(&self.cluster.dra, pod);
     }
 }
 

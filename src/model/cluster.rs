@@ -1,14 +1,14 @@
 //! The whole cluster state, defaulted, validated and parsed once: what every scheduling cycle
-//! reads. Built from a `source::Dump`, whichever source produced it.
+//! reads. Built from a `Dump`, whichever source produced it.
 
 use super::defaults;
+use super::dump::{Dump, Object, SnapshotMeta};
 use super::error::{ObjectError, ObjectErrors};
 use super::intern::Str;
 use super::labels::{Labels, Selector};
 use super::node::Node;
 use super::pod::Pod;
 use super::validate::{self, dump};
-use crate::source::{Dump, Object, SnapshotMeta};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::storage::v1::{CSIDriver, CSINode, CSIStorageCapacity, StorageClass};
@@ -84,7 +84,7 @@ pub struct Cluster {
     pub lease_candidates: Vec<serde_json::Value>,
     pub events: Vec<k8s::Event>,
     /// DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates.
-    pub dra: Arc<crate::dra::objects::Dra>,
+    pub dra: Arc<super::dra::objects::Dra>,
     pub meta: SnapshotMeta,
     pub warnings: Vec<String>,
 }
@@ -176,7 +176,7 @@ pub struct ClusterBuilder {
     seen: rustc_hash::FxHashSet<(&'static str, Str, Str)>,
     /// Field errors of objects the API server would have refused, and how many there are.
     invalid: (Vec<String>, usize),
-    dra: crate::dra::objects::DraBuilder,
+    dra: super::dra::objects::DraBuilder,
 }
 
 /// `namespace/name`, or `name` for a cluster-scoped object.

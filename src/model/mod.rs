@@ -5,6 +5,8 @@ pub mod api_object;
 pub mod cluster;
 pub mod declared_features;
 pub mod defaults;
+pub mod dra;
+pub mod dump;
 pub mod error;
 pub mod intern;
 pub mod labels;

@@ -2,7 +2,8 @@
 //! pods makes room. The evaluation itself lives in `crate::preemption`.
 
 use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points, PostFilterOutcome};
+use crate::framework::plugin::{Cx, Plugin, Points};
+use crate::framework::post_filter::PostFilterOutcome;
 use crate::framework::runner::{Framework, NodeToStatus};
 use crate::preemption;
 

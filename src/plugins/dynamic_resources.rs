@@ -4,23 +4,25 @@
 //! structured allocator (`dra::allocator`). Since 1.35 the plugin also scores: a node where a
 //! `firstAvailable` request gets an earlier subrequest scores higher.
 
-use super::feature::Features;
 use super::helper::default_normalize_score;
 use crate::dra::allocator::{
     self, AllocError, AllocatorFeatures, ClaimInput, DeviceResult, NodeRef, RequestCensus,
 };
-use crate::dra::objects::{
+use crate::dra::assumed::{ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY, extended_resource_claim};
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
+use crate::framework::post_filter::PostFilterOutcome;
+use crate::framework::runner::{Framework, NodeToStatus};
+use crate::framework::status::Status;
+use crate::model::dra::objects::{
     AllocationMode, Claim, ClaimSpec, DEVICE_CLASS_RESOURCE_PREFIX, DeviceId, Dra, ExactRequest,
     FIRST_AVAILABLE_MAX_SIZE, Request, RequestKind,
 };
-use crate::framework::cycle_state::CycleState;
-use crate::framework::plugin::{Cx, Plugin, Points, PostFilterOutcome, PreFilterNodes, Reuse};
-use crate::framework::runner::{Framework, NodeToStatus};
-use crate::framework::status::Status;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::{ClaimSource, Pod};
 use crate::model::resource::ContainerResources;
+use crate::release::Features;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -39,6 +41,7 @@ pub const API_UNSUPPORTED: &str = "none of the supported fields are set";
 
 pub struct DynamicResources {
     pub features: Features,
+    pre_filter: StateKey<PreFilterState>,
 }
 
 /// What PreFilter found: the pod's claims in `spec.resourceClaims` order (a template claim the
@@ -67,29 +70,6 @@ impl PreFilterState {
     }
 }
 
-/// The name of the in-memory claim for extended resources (`specialClaimInMemName`).
-pub const EXTENDED_CLAIM_IN_MEMORY: &str = "<extended-resources>";
-/// A new, unallocated claim for `pod`'s extended resources, controlled by the pod. Its
-/// requests depend on the node, so Filter builds them.
-pub fn extended_resource_claim(pod: &Pod, name: Str, uid: Str) -> Claim {
-    Claim {
-        namespace: pod.namespace,
-        name,
-        uid,
-        controller_uid: Some(pod.uid),
-        deleting: false,
-        extended_resource_claim: true,
-        owner_uids: vec![(pod.uid, true)],
-        spec: ClaimSpec {
-            requests: Vec::new(),
-            constraints: Vec::new(),
-        },
-        allocation: None,
-        reserved_for: Vec::new(),
-        device_conditions: Default::default(),
-    }
-}
-
 pub const CANNOT_FIT_RESOURCE: &str = "cannot fit resource";
 pub const CANNOT_SCHEDULE_EXTENDED_CLAIM: &str = "cannot schedule extended resource claim";
 pub const EXTENDED_CLAIM_DELETED: &str = "deletion of ResourceClaim completed";
@@ -97,9 +77,7 @@ pub const EXTENDED_CLAIM_DELETED: &str = "deletion of ResourceClaim completed";
 /// For the explanation of a node DynamicResources rejected: what each request of the pod's
 /// pending claims finds there, and why the other devices do not serve it.
 pub fn device_report(features: &Features, cx: &Cx, node: &NodeInfo) -> Vec<RequestCensus> {
-    let plugin = DynamicResources {
-        features: *features,
-    };
+    let plugin = DynamicResources::new(&mut StateSlots::default(), *features);
     let Ok(claims) = plugin.pod_claims(cx) else {
         return Vec::new();
     };
@@ -264,14 +242,14 @@ fn extended_claim_spec(pod: &Pod, wanted: &[Str], dra: &Dra) -> ClaimSpec {
     }
 }
 
-/// The devices Reserve would allocate to one claim on the chosen node.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClaimAllocation {
-    pub claim: Str,
-    pub devices: Vec<DeviceResult>,
-}
-
 impl DynamicResources {
+    pub fn new(slots: &mut StateSlots, features: Features) -> DynamicResources {
+        DynamicResources {
+            features,
+            pre_filter: slots.register("DynamicResources"),
+        }
+    }
+
     pub fn allocator_features(&self) -> AllocatorFeatures {
         let f = &self.features;
         AllocatorFeatures {
@@ -563,7 +541,7 @@ impl Plugin for DynamicResources {
     }
 
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
-        state.dynamic_resources = Some(PreFilterState::default());
+        state.write(self.pre_filter, PreFilterState::default());
         let mut claims = match self.pod_claims(cx) {
             Ok(c) => c,
             Err(e) => return (Status::unresolvable(e), None),
@@ -603,12 +581,12 @@ impl Plugin for DynamicResources {
                 }
             }
         }
-        state.dynamic_resources = Some(PreFilterState { claims, extended });
+        state.write(self.pre_filter, PreFilterState { claims, extended });
         (Status::success(), None)
     }
 
     fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        let Some(s) = &state.dynamic_resources else {
+        let Some(s) = state.read(self.pre_filter) else {
             return Status::error(ERR_NOT_FOUND);
         };
         if s.claims.is_empty() {
@@ -648,7 +626,7 @@ impl Plugin for DynamicResources {
         state: &CycleState,
         statuses: &NodeToStatus,
     ) -> PostFilterOutcome {
-        let status = match &state.dynamic_resources {
+        let status = match state.read(self.pre_filter) {
             None => Status::error(ERR_NOT_FOUND),
             Some(s) if s.claims.is_empty() => Status::unschedulable(NO_NEW_CLAIMS),
             Some(s) => {
@@ -695,7 +673,7 @@ impl Plugin for DynamicResources {
     }
 
     fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let Some(s) = &state.dynamic_resources else {
+        let Some(s) = state.read(self.pre_filter) else {
             return Err(Status::error(ERR_NOT_FOUND));
         };
         if s.to_allocate().next().is_none() {
@@ -729,13 +707,8 @@ impl Plugin for DynamicResources {
         Status::success()
     }
 
-    fn reserve_allocations(
-        &self,
-        cx: &Cx,
-        state: &CycleState,
-        node: &NodeInfo,
-    ) -> Vec<ClaimAllocation> {
-        let Some(s) = &state.dynamic_resources else {
+    fn reserve(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<ClaimAllocation> {
+        let Some(s) = state.read(self.pre_filter) else {
             return Vec::new();
         };
         if s.to_allocate().next().is_none() {

@@ -1,7 +1,7 @@
 //! InterPodAffinity (PreFilter, Filter, PreScore, Score): the pod's required and preferred
 //! (anti-)affinity to other pods, and existing pods' anti-affinity against it.
 
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::Status;
@@ -176,6 +176,8 @@ pub struct PreScoreState {
 
 pub struct InterPodAffinity {
     pub args: Args,
+    pre_filter: StateKey<PreFilterState>,
+    pre_score: StateKey<PreScoreState>,
 }
 
 fn process_term(
@@ -199,6 +201,14 @@ fn process_term(
 }
 
 impl InterPodAffinity {
+    pub fn new(slots: &mut StateSlots, args: Args) -> InterPodAffinity {
+        InterPodAffinity {
+            args,
+            pre_filter: slots.register("PreFilterInterPodAffinity"),
+            pre_score: slots.register("PreScoreInterPodAffinity"),
+        }
+    }
+
     /// `processExistingPod`: what one existing pod adds to the topology scores.
     fn process_existing_pod(
         &self,
@@ -379,15 +389,18 @@ impl Plugin for InterPodAffinity {
             return (Status::skip(), None);
         }
         let self_match = matches_all(&incoming.affinity, pod);
-        state.inter_pod_affinity = Some(PreFilterState {
-            existing_anti_affinity: existing,
-            affinity,
-            anti_affinity,
-            incoming: Arc::new(IncomingTerms {
-                self_match,
-                ..(*incoming).clone()
-            }),
-        });
+        state.write(
+            self.pre_filter,
+            PreFilterState {
+                existing_anti_affinity: existing,
+                affinity,
+                anti_affinity,
+                incoming: Arc::new(IncomingTerms {
+                    self_match,
+                    ..(*incoming).clone()
+                }),
+            },
+        );
         (Status::success(), None)
     }
 
@@ -396,7 +409,7 @@ impl Plugin for InterPodAffinity {
     }
 
     fn add_pod(&self, cx: &Cx, state: &mut CycleState, pod: &Arc<Pod>, node: &NodeInfo) -> Status {
-        match state.inter_pod_affinity.as_mut() {
+        match state.read_mut(self.pre_filter) {
             Some(s) => {
                 s.update_with_pod(cx.pod, pod, &node.node, 1);
                 Status::success()
@@ -408,7 +421,7 @@ impl Plugin for InterPodAffinity {
     }
 
     fn remove_pod(&self, cx: &Cx, state: &mut CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        match state.inter_pod_affinity.as_mut() {
+        match state.read_mut(self.pre_filter) {
             Some(s) => {
                 s.update_with_pod(cx.pod, pod, &node.node, -1);
                 Status::success()
@@ -420,7 +433,7 @@ impl Plugin for InterPodAffinity {
     }
 
     fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        let Some(s) = &state.inter_pod_affinity else {
+        let Some(s) = state.read(self.pre_filter) else {
             return Status::error(
                 "error reading \"PreFilterInterPodAffinity\" from cycleState: not found",
             );
@@ -514,12 +527,12 @@ impl Plugin for InterPodAffinity {
         for map in per_node {
             merge_scores(&mut s.topology_score, map);
         }
-        state.inter_pod_affinity_score = Some(s);
+        state.write(self.pre_score, s);
         Status::success()
     }
 
     fn score(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let s = state.inter_pod_affinity_score.as_ref().ok_or_else(|| {
+        let s = state.read(self.pre_score).ok_or_else(|| {
             Status::error("failed to read \"PreScoreInterPodAffinity\" from cycleState: not found")
         })?;
         Ok(s.topology_score
@@ -533,7 +546,7 @@ impl Plugin for InterPodAffinity {
     }
 
     fn normalize_score(&self, _cx: &Cx, state: &CycleState, scores: &mut [i64]) -> Status {
-        let Some(s) = &state.inter_pod_affinity_score else {
+        let Some(s) = state.read(self.pre_score) else {
             return Status::error(
                 "failed to read \"PreScoreInterPodAffinity\" from cycleState: not found",
             );
@@ -566,7 +579,7 @@ impl Plugin for InterPodAffinity {
         node: &NodeInfo,
     ) -> bool {
         let skipped = state.skips_score(NAME);
-        match state.inter_pod_affinity_score.as_mut() {
+        match state.read_mut(self.pre_score) {
             Some(s) if !skipped => {
                 if s.has_constraints || placed.affinity.has_affinity {
                     let mut map = ScoreMap::new();

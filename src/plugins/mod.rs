@@ -5,7 +5,6 @@ pub mod csi_translation;
 pub mod default_binder;
 pub mod default_preemption;
 pub mod dynamic_resources;
-pub mod feature;
 pub mod helper;
 pub mod image_locality;
 pub mod inter_pod_affinity;
@@ -27,8 +26,9 @@ pub mod volume_binding;
 pub mod volume_restrictions;
 pub mod volume_zone;
 
+use crate::framework::cycle_state::StateSlots;
 use crate::framework::plugin::Plugin;
-use feature::Features;
+use crate::release::Features;
 use std::sync::Arc;
 
 /// Arguments of the plugins that take them (`pluginConfig`), defaulted as v1 defaults them.
@@ -79,56 +79,69 @@ pub fn default_plugins(features: &Features) -> Vec<(&'static str, Option<i64>)> 
 }
 
 /// Builds the plugin named `name` (upstream name), or `None` if kubectl-sched does not know it.
-pub fn new_plugin(name: &str, args: &PluginArgs, features: &Features) -> Option<Arc<dyn Plugin>> {
+pub fn new_plugin(
+    name: &str,
+    args: &PluginArgs,
+    features: &Features,
+    slots: &mut StateSlots,
+) -> Option<Arc<dyn Plugin>> {
     let plugin: Arc<dyn Plugin> = match name {
         scheduling_gates::NAME => Arc::new(scheduling_gates::SchedulingGates),
         queue_sort::NAME => Arc::new(queue_sort::PrioritySort),
         node_unschedulable::NAME => Arc::new(node_unschedulable::NodeUnschedulable),
         node_name::NAME => Arc::new(node_name::NodeName),
-        taint_toleration::NAME => Arc::new(taint_toleration::TaintToleration {
-            reason_without_taint: features.untolerated_taint_reason_without_taint,
-        }),
-        node_affinity::NAME => Arc::new(node_affinity::NodeAffinity {
-            args: args.node_affinity.clone(),
-        }),
-        node_ports::NAME => Arc::new(node_ports::NodePorts),
-        node_resources_fit::NAME => Arc::new(node_resources_fit::NodeResourcesFit {
-            args: args.node_resources_fit.clone(),
-            dra_extended_resource: features.enable_dra_extended_resource,
-        }),
-        dynamic_resources::NAME => Arc::new(dynamic_resources::DynamicResources {
-            features: *features,
-        }),
+        taint_toleration::NAME => Arc::new(taint_toleration::TaintToleration::new(
+            slots,
+            features.untolerated_taint_reason_without_taint,
+        )),
+        node_affinity::NAME => Arc::new(node_affinity::NodeAffinity::new(
+            slots,
+            args.node_affinity.clone(),
+        )),
+        node_ports::NAME => Arc::new(node_ports::NodePorts::new(slots)),
+        node_resources_fit::NAME => Arc::new(node_resources_fit::NodeResourcesFit::new(
+            slots,
+            args.node_resources_fit.clone(),
+            features.enable_dra_extended_resource,
+        )),
+        dynamic_resources::NAME => {
+            Arc::new(dynamic_resources::DynamicResources::new(slots, *features))
+        }
         default_preemption::NAME => Arc::new(default_preemption::DefaultPreemption {
             args: args.default_preemption.clone(),
         }),
         node_resources_balanced_allocation::NAME => {
-            Arc::new(node_resources_balanced_allocation::BalancedAllocation {
-                args: args.balanced_allocation.clone(),
-                scores_improvement: features.balanced_allocation_scores_improvement,
-            })
+            Arc::new(node_resources_balanced_allocation::BalancedAllocation::new(
+                slots,
+                args.balanced_allocation.clone(),
+                features.balanced_allocation_scores_improvement,
+            ))
         }
         pod_topology_spread::NAME => Arc::new(pod_topology_spread::PodTopologySpread::new(
+            slots,
             &args.pod_topology_spread,
         )),
-        inter_pod_affinity::NAME => Arc::new(inter_pod_affinity::InterPodAffinity {
-            args: args.inter_pod_affinity.clone(),
-        }),
+        inter_pod_affinity::NAME => Arc::new(inter_pod_affinity::InterPodAffinity::new(
+            slots,
+            args.inter_pod_affinity.clone(),
+        )),
         image_locality::NAME => Arc::new(image_locality::ImageLocality {
             counts_image_volumes: features.image_locality_counts_image_volumes,
             image_volumes_in_threshold: features.image_locality_image_volumes_in_threshold,
         }),
-        volume_restrictions::NAME => Arc::new(volume_restrictions::VolumeRestrictions),
-        volume_zone::NAME => Arc::new(volume_zone::VolumeZone),
-        volume_binding::NAME => Arc::new(volume_binding::VolumeBinding {
-            scorer: features
+        volume_restrictions::NAME => Arc::new(volume_restrictions::VolumeRestrictions::new(slots)),
+        volume_zone::NAME => Arc::new(volume_zone::VolumeZone::new(slots)),
+        volume_binding::NAME => Arc::new(volume_binding::VolumeBinding::new(
+            slots,
+            features
                 .enable_storage_capacity_scoring
                 .then(|| args.volume_binding.shape.clone()),
-        }),
-        node_volume_limits::NAME => Arc::new(node_volume_limits::NodeVolumeLimits {
-            portworx_needs_annotation: !features.portworx_always_migrated,
-            volume_limit_scaling: features.enable_volume_limit_scaling,
-        }),
+        )),
+        node_volume_limits::NAME => Arc::new(node_volume_limits::NodeVolumeLimits::new(
+            slots,
+            !features.portworx_always_migrated,
+            features.enable_volume_limit_scaling,
+        )),
         default_binder::NAME => Arc::new(default_binder::DefaultBinder),
         node_declared_features::NAME if features.node_declared_features_registered => {
             Arc::new(node_declared_features::NodeDeclaredFeatures {

@@ -3,7 +3,7 @@
 //! `addedAffinity` from the scheduler configuration applies to every pod of the profile.
 
 use super::helper::default_normalize_score;
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::intern::Str;
@@ -33,6 +33,18 @@ pub struct PreScoreState {
 
 pub struct NodeAffinity {
     pub args: Args,
+    pre_filter: StateKey<PreFilterState>,
+    pre_score: StateKey<PreScoreState>,
+}
+
+impl NodeAffinity {
+    pub fn new(slots: &mut StateSlots, args: Args) -> NodeAffinity {
+        NodeAffinity {
+            args,
+            pre_filter: slots.register("PreFilterNodeAffinity"),
+            pre_score: slots.register("PreScoreNodeAffinity"),
+        }
+    }
 }
 
 impl Plugin for NodeAffinity {
@@ -50,7 +62,7 @@ impl Plugin for NodeAffinity {
         if required.is_none() && self.args.added_required.is_none() && pod.node_selector.is_none() {
             return (Status::skip(), None);
         }
-        state.node_affinity = Some(PreFilterState);
+        state.write(self.pre_filter, PreFilterState);
         let Some(terms) = cx_required_terms(cx) else {
             return (Status::success(), None);
         };
@@ -103,7 +115,7 @@ impl Plugin for NodeAffinity {
         if preferred.is_none() && self.args.added_preferred.is_none() {
             return Status::skip();
         }
-        state.node_affinity_score = Some(PreScoreState { preferred });
+        state.write(self.pre_score, PreScoreState { preferred });
         Status::success()
     }
 
@@ -114,8 +126,7 @@ impl Plugin for NodeAffinity {
             count += added.score(&n.labels, n.name);
         }
         if let Some(p) = state
-            .node_affinity_score
-            .as_ref()
+            .read(self.pre_score)
             .and_then(|s| s.preferred.as_ref())
         {
             count += p.score(&n.labels, n.name);

@@ -1,6 +1,6 @@
 //! NodePorts (PreFilter, Filter): host ports the pod asks for must be free on the node.
 
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
@@ -14,7 +14,17 @@ pub struct PreFilterState {
     want: Vec<HostPort>,
 }
 
-pub struct NodePorts;
+pub struct NodePorts {
+    pre_filter: StateKey<PreFilterState>,
+}
+
+impl NodePorts {
+    pub fn new(slots: &mut StateSlots) -> NodePorts {
+        NodePorts {
+            pre_filter: slots.register("PreFilterNodePorts"),
+        }
+    }
+}
 
 impl Plugin for NodePorts {
     fn name(&self) -> &'static str {
@@ -29,14 +39,17 @@ impl Plugin for NodePorts {
         if cx.pod.host_ports.is_empty() {
             return (Status::skip(), None);
         }
-        state.node_ports = Some(PreFilterState {
-            want: cx.pod.host_ports.clone(),
-        });
+        state.write(
+            self.pre_filter,
+            PreFilterState {
+                want: cx.pod.host_ports.clone(),
+            },
+        );
         (Status::success(), None)
     }
 
     fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        let Some(s) = &state.node_ports else {
+        let Some(s) = state.read(self.pre_filter) else {
             return Status::error("reading \"PreFilterNodePorts\" from cycleState: not found");
         };
         if s.want.iter().any(|p| node.port_conflicts(p)) {

@@ -2,7 +2,7 @@
 //! close to each other once the pod is placed.
 
 use super::resource_allocation::{self, ResourceSpec, Usage};
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::Status;
@@ -33,6 +33,17 @@ pub struct BalancedAllocation {
     pub args: Args,
     /// Score the change in balance the pod brings rather than the balance with it (1.36).
     pub scores_improvement: bool,
+    pre_score: StateKey<PreScoreState>,
+}
+
+impl BalancedAllocation {
+    pub fn new(slots: &mut StateSlots, args: Args, scores_improvement: bool) -> BalancedAllocation {
+        BalancedAllocation {
+            args,
+            scores_improvement,
+            pre_score: slots.register("PreScoreNodeResourcesBalancedAllocation"),
+        }
+    }
 }
 
 /// `balancedResourceScorer`: the balance with the pod, or (1.36) how much the pod improves it:
@@ -80,13 +91,13 @@ impl Plugin for BalancedAllocation {
         if pod_requests.iter().all(|&r| r == 0) {
             return Status::skip();
         }
-        state.balanced_allocation = Some(PreScoreState { pod_requests });
+        state.write(self.pre_score, PreScoreState { pod_requests });
         Status::success()
     }
 
     fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
         let computed;
-        let requests = match &state.balanced_allocation {
+        let requests = match state.read(self.pre_score) {
             Some(s) => &s.pod_requests,
             None => {
                 computed = resource_allocation::pod_requests(cx.pod, &self.args.resources, true);

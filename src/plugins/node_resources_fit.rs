@@ -4,11 +4,11 @@
 
 use super::helper::{ShapePoint, broken_linear};
 use super::resource_allocation::{self, ResourceSpec};
-use crate::dra::objects::Dra;
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::{Code, Status};
+use crate::model::dra::objects::Dra;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::resource::{self, RequestOptions, Resource};
@@ -72,6 +72,8 @@ pub struct NodeResourcesFit {
     /// DRAExtendedResource: an extended resource the node does not offer but a DeviceClass
     /// backs is left to DynamicResources (1.36).
     pub dra_extended_resource: bool,
+    pre_filter: StateKey<PreFilterState>,
+    pre_score: StateKey<PreScoreState>,
 }
 
 /// One resource the node lacks, as `InsufficientResource`.
@@ -86,6 +88,19 @@ pub struct Insufficient {
 }
 
 impl NodeResourcesFit {
+    pub fn new(
+        slots: &mut StateSlots,
+        args: Args,
+        dra_extended_resource: bool,
+    ) -> NodeResourcesFit {
+        NodeResourcesFit {
+            args,
+            dra_extended_resource,
+            pre_filter: slots.register("PreFilterNodeResourcesFit"),
+            pre_score: slots.register("PreScoreNodeResourcesFit"),
+        }
+    }
+
     fn ignored(&self, name: &str) -> bool {
         if !resource::is_extended(name) {
             return false;
@@ -245,14 +260,17 @@ impl Plugin for NodeResourcesFit {
 
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
         let requests = cx.pod.requests_with(&RequestOptions::default());
-        state.node_resources_fit = Some(PreFilterState {
-            request: Resource::max_of_list(&requests),
-        });
+        state.write(
+            self.pre_filter,
+            PreFilterState {
+                request: Resource::max_of_list(&requests),
+            },
+        );
         (Status::success(), None)
     }
 
     fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        let Some(s) = &state.node_resources_fit else {
+        let Some(s) = state.read(self.pre_filter) else {
             return Status::error(
                 "error reading \"PreFilterNodeResourcesFit\" from cycleState: not found",
             );
@@ -270,15 +288,22 @@ impl Plugin for NodeResourcesFit {
     }
 
     fn pre_score(&self, cx: &Cx, state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
-        state.node_resources_fit_score = Some(PreScoreState {
-            pod_requests: resource_allocation::pod_requests(cx.pod, &self.args.resources, false),
-        });
+        state.write(
+            self.pre_score,
+            PreScoreState {
+                pod_requests: resource_allocation::pod_requests(
+                    cx.pod,
+                    &self.args.resources,
+                    false,
+                ),
+            },
+        );
         Status::success()
     }
 
     fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
         let computed;
-        let requests = match &state.node_resources_fit_score {
+        let requests = match state.read(self.pre_score) {
             Some(s) => &s.pod_requests,
             None => {
                 computed = resource_allocation::pod_requests(cx.pod, &self.args.resources, false);

@@ -7,7 +7,7 @@ use super::storage::{
     claim_class, claim_volume_name, ephemeral_claim_is_for_pod, ephemeral_claim_name,
     migrated_on_node, pvc_not_found,
 };
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::cluster::Cluster;
@@ -210,6 +210,21 @@ pub struct NodeVolumeLimits {
     /// `VolumeLimitScaling`: a pod's CSI volumes need their driver on the node when the
     /// CSIDriver asks for it (`preventPodSchedulingIfMissing`).
     pub volume_limit_scaling: bool,
+    pre_filter: StateKey<PreFilterState>,
+}
+
+impl NodeVolumeLimits {
+    pub fn new(
+        slots: &mut StateSlots,
+        portworx_needs_annotation: bool,
+        volume_limit_scaling: bool,
+    ) -> NodeVolumeLimits {
+        NodeVolumeLimits {
+            portworx_needs_annotation,
+            volume_limit_scaling,
+            pre_filter: slots.register("PreFilterNodeVolumeLimits"),
+        }
+    }
 }
 
 /// `checkCSIDriverOnNode`: a driver without a CSIDriver object, or one that does not opt in,
@@ -285,9 +300,12 @@ impl Plugin for NodeVolumeLimits {
         if !relevant {
             return (Status::skip(), None);
         }
-        state.node_volume_limits = Some(PreFilterState {
-            new_volumes: Arc::new(new_pod_volumes(cx)),
-        });
+        state.write(
+            self.pre_filter,
+            PreFilterState {
+                new_volumes: Arc::new(new_pod_volumes(cx)),
+            },
+        );
         (Status::success(), None)
     }
 
@@ -296,7 +314,7 @@ impl Plugin for NodeVolumeLimits {
             return Status::success();
         }
         let computed;
-        let entries = match &state.node_volume_limits {
+        let entries = match state.read(self.pre_filter) {
             Some(s) => &s.new_volumes[..],
             None => {
                 computed = new_pod_volumes(cx);
@@ -394,10 +412,13 @@ impl Plugin for NodeVolumeLimits {
 
 #[cfg(test)]
 mod tests {
-    const V134: super::NodeVolumeLimits = super::NodeVolumeLimits {
-        portworx_needs_annotation: true,
-        volume_limit_scaling: false,
-    };
+    fn v134() -> super::NodeVolumeLimits {
+        super::NodeVolumeLimits::new(
+            &mut crate::framework::cycle_state::StateSlots::default(),
+            true,
+            false,
+        )
+    }
 
     use super::*;
     use crate::framework::snapshot::Snapshot;
@@ -458,12 +479,12 @@ mod tests {
             snapshot: &snapshot,
         };
         let mut state = CycleState::default();
-        let (s, _) = V134.pre_filter(&cx, &mut state);
+        let (s, _) = v134().pre_filter(&cx, &mut state);
         assert!(s.is_success(), "{s:?}");
         snapshot
             .nodes
             .iter()
-            .map(|n| V134.filter(&cx, &state, n))
+            .map(|n| v134().filter(&cx, &state, n))
             .collect()
     }
 

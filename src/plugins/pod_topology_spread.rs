@@ -6,7 +6,7 @@
 //! adjust those counts for preemption and nominated pods. PreScore counts the domains of the
 //! feasible nodes for the ScheduleAnyway constraints; Score reads them.
 
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::snapshot::Snapshot;
@@ -435,19 +435,21 @@ pub struct PreScoreState(Arc<PreScoreData>);
 pub struct PodTopologySpread {
     default_constraints: Vec<k8s::TopologySpreadConstraint>,
     system_defaulted: bool,
+    pre_filter: StateKey<PreFilterState>,
+    pre_score: StateKey<PreScoreState>,
 }
 
 impl PodTopologySpread {
-    pub fn new(args: &Args) -> PodTopologySpread {
-        match args.defaulting_type {
-            DefaultingType::System => PodTopologySpread {
-                default_constraints: system_default_constraints(),
-                system_defaulted: true,
-            },
-            DefaultingType::List => PodTopologySpread {
-                default_constraints: args.default_constraints.clone(),
-                system_defaulted: false,
-            },
+    pub fn new(slots: &mut StateSlots, args: &Args) -> PodTopologySpread {
+        let (default_constraints, system_defaulted) = match args.defaulting_type {
+            DefaultingType::System => (system_default_constraints(), true),
+            DefaultingType::List => (args.default_constraints.clone(), false),
+        };
+        PodTopologySpread {
+            default_constraints,
+            system_defaulted,
+            pre_filter: slots.register("PreFilterPodTopologySpread"),
+            pre_score: slots.register("PreScorePodTopologySpread"),
         }
     }
 
@@ -565,18 +567,21 @@ impl Plugin for PodTopologySpread {
             .iter()
             .map(|c| c.selector.matches(&pod.labels))
             .collect();
-        state.pod_topology_spread = Some(PreFilterState {
-            constraints: constraints.into(),
-            self_match,
-            counts: counts
-                .into_iter()
-                .map(|base| DomainCounts {
-                    base: Arc::new(base),
-                    changed: Vec::new(),
-                })
-                .collect(),
-            critical_paths,
-        });
+        state.write(
+            self.pre_filter,
+            PreFilterState {
+                constraints: constraints.into(),
+                self_match,
+                counts: counts
+                    .into_iter()
+                    .map(|base| DomainCounts {
+                        base: Arc::new(base),
+                        changed: Vec::new(),
+                    })
+                    .collect(),
+                critical_paths,
+            },
+        );
         (Status::success(), None)
     }
 
@@ -591,7 +596,7 @@ impl Plugin for PodTopologySpread {
         pod_to_add: &Arc<Pod>,
         node: &NodeInfo,
     ) -> Status {
-        let Some(s) = state.pod_topology_spread.as_mut() else {
+        let Some(s) = state.read_mut(self.pre_filter) else {
             return pre_filter_state_missing();
         };
         s.update_with_pod(pod_to_add, cx.pod, &node.node, 1);
@@ -605,7 +610,7 @@ impl Plugin for PodTopologySpread {
         pod_to_remove: &Pod,
         node: &NodeInfo,
     ) -> Status {
-        let Some(s) = state.pod_topology_spread.as_mut() else {
+        let Some(s) = state.read_mut(self.pre_filter) else {
             return pre_filter_state_missing();
         };
         s.update_with_pod(pod_to_remove, cx.pod, &node.node, -1);
@@ -613,7 +618,7 @@ impl Plugin for PodTopologySpread {
     }
 
     fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        let Some(s) = &state.pod_topology_spread else {
+        let Some(s) = state.read(self.pre_filter) else {
             return pre_filter_state_missing();
         };
         let labels = &node.node.labels;
@@ -699,18 +704,21 @@ impl Plugin for PodTopologySpread {
                 }
             }
         }
-        state.pod_topology_spread_score = Some(PreScoreState(Arc::new(PreScoreData {
-            constraints,
-            ignored,
-            nodes: nodes.iter().map(|n| n.name()).collect(),
-            counts,
-            weights,
-        })));
+        state.write(
+            self.pre_score,
+            PreScoreState(Arc::new(PreScoreData {
+                constraints,
+                ignored,
+                nodes: nodes.iter().map(|n| n.name()).collect(),
+                counts,
+                weights,
+            })),
+        );
         Status::success()
     }
 
     fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let Some(PreScoreState(s)) = &state.pod_topology_spread_score else {
+        let Some(PreScoreState(s)) = state.read(self.pre_score) else {
             return Err(Status::error(format!(
                 "error reading \"PreScore{NAME}\" from cycleState: not found"
             )));
@@ -742,7 +750,7 @@ impl Plugin for PodTopologySpread {
     }
 
     fn normalize_score(&self, _cx: &Cx, state: &CycleState, scores: &mut [i64]) -> Status {
-        let Some(PreScoreState(s)) = &state.pod_topology_spread_score else {
+        let Some(PreScoreState(s)) = state.read(self.pre_score) else {
             return Status::error(format!(
                 "error reading \"PreScore{NAME}\" from cycleState: not found"
             ));
@@ -875,7 +883,12 @@ mod tests {
     }
 
     fn system() -> PodTopologySpread {
-        PodTopologySpread::new(&Args::default())
+        PodTopologySpread::new(&mut StateSlots::default(), &Args::default())
+    }
+
+    /// The PreFilter state in `state` (every instance built on fresh slots has the same keys).
+    fn filtered(state: &CycleState) -> &PreFilterState {
+        state.read(system().pre_filter).unwrap()
     }
 
     /// PreFilter, then Filter on every node: (node, code, reasons) of the nodes that fail.
@@ -942,7 +955,7 @@ mod tests {
         let pod = incoming(zone_spread(1, json!({})), json!({"app": "web"}));
         let (status, state, failed) = filter_all(&system(), &snapshot, &pod);
         assert!(status.is_success());
-        let s = state.pod_topology_spread.as_ref().unwrap();
+        let s = filtered(&state);
         assert_eq!(s.counts[0].get(Str::new("a")), 2);
         assert_eq!(s.counts[0].get(Str::new("b")), 1);
         assert_eq!(s.counts[0].len(), 2, "a node without the key is no domain");
@@ -980,7 +993,7 @@ mod tests {
             let (status, state, _) =
                 filter_all(&system(), &snapshot, &incoming(spec, json!({"app": "web"})));
             assert!(status.is_skip());
-            assert!(state.pod_topology_spread.is_none());
+            assert!(state.read(system().pre_filter).is_none());
         }
     }
 
@@ -1040,10 +1053,7 @@ mod tests {
         };
         // Honor (default): c1 does not match the node selector, so zone c is no domain.
         let (_, state, failed) = filter_all(&system(), &snapshot, &with_selector(json!({})));
-        assert_eq!(
-            state.pod_topology_spread.as_ref().unwrap().counts[0].len(),
-            2
-        );
+        assert_eq!(filtered(&state).counts[0].len(), 2);
         assert!(
             failed.is_empty(),
             "c1 is NodeAffinity's to reject: an unknown domain counts 0"
@@ -1084,7 +1094,7 @@ mod tests {
             labels.clone(),
         );
         let (_, state, failed) = filter_all(&system(), &snapshot, &pod);
-        let s = state.pod_topology_spread.as_ref().unwrap();
+        let s = filtered(&state);
         assert_eq!(
             (
                 s.counts[0].get(Str::new("a")),
@@ -1103,7 +1113,7 @@ mod tests {
             .unwrap()
             .remove("labelSelector");
         let (_, state, failed) = filter_all(&system(), &snapshot, &incoming(nil_selector, labels));
-        let s = state.pod_topology_spread.as_ref().unwrap();
+        let s = filtered(&state);
         assert_eq!(s.counts[0].get(Str::new("b")), 0);
         assert_eq!(*s.self_match, [false]);
         assert!(failed.is_empty());
@@ -1126,10 +1136,7 @@ mod tests {
         );
         let (_, mut state, failed) = filter_all(&system(), &snapshot, &pod);
         assert!(failed.is_empty());
-        assert_eq!(
-            *state.pod_topology_spread.as_ref().unwrap().self_match,
-            [true]
-        );
+        assert_eq!(*filtered(&state).self_match, [true]);
         // AddPod has no such exception: upstream counts the added pod.
         let cx = Cx {
             pod: &pod,
@@ -1138,10 +1145,7 @@ mod tests {
         let added = Arc::new(incoming(json!({}), json!({"app": "web"})));
         let b1 = snapshot.get(Str::new("b1")).unwrap();
         assert!(system().add_pod(&cx, &mut state, &added, b1).is_success());
-        assert_eq!(
-            state.pod_topology_spread.as_ref().unwrap().counts[0].get(Str::new("b")),
-            1
-        );
+        assert_eq!(filtered(&state).counts[0].get(Str::new("b")), 1);
     }
 
     #[test]
@@ -1185,7 +1189,7 @@ mod tests {
         let mut added = state.clone();
         let nominated = Arc::new(incoming(json!({}), json!({"app": "web"})));
         assert!(pl.add_pod(&cx, &mut added, &nominated, a1).is_success());
-        let s = added.pod_topology_spread.as_ref().unwrap();
+        let s = filtered(&added);
         assert_eq!(
             (s.counts[0].get(Str::new("a")), s.min_match_num(0, 1)),
             (2, 1)
@@ -1198,22 +1202,12 @@ mod tests {
             pl.add_pod(&cx, &mut other, &Arc::new(foreign), a1)
                 .is_success()
         );
-        assert_eq!(
-            other.pod_topology_spread.as_ref().unwrap().counts[0].get(Str::new("a")),
-            1
-        );
+        assert_eq!(filtered(&other).counts[0].get(Str::new("a")), 1);
 
         // Removing from the minimum domain lowers the global minimum.
         let mut lower = state.clone();
         assert!(pl.remove_pod(&cx, &mut lower, &a1.pods[0], a1).is_success());
-        assert_eq!(
-            lower
-                .pod_topology_spread
-                .as_ref()
-                .unwrap()
-                .min_match_num(0, 1),
-            0
-        );
+        assert_eq!(filtered(&lower).min_match_num(0, 1), 0);
         assert!(
             !pl.filter(&cx, &lower, snapshot.get(Str::new("c1")).unwrap())
                 .is_success()
@@ -1316,10 +1310,13 @@ mod tests {
             None
         );
         // With a listed default (not the system one), every key is required.
-        let listed = PodTopologySpread::new(&Args {
-            default_constraints: system_default_constraints(),
-            defaulting_type: DefaultingType::List,
-        });
+        let listed = PodTopologySpread::new(
+            &mut StateSlots::default(),
+            &Args {
+                default_constraints: system_default_constraints(),
+                defaulting_type: DefaultingType::List,
+            },
+        );
         assert_eq!(
             scores(
                 &listed,
@@ -1384,10 +1381,13 @@ mod tests {
             when_unsatisfiable: "DoNotSchedule".into(),
             ..Default::default()
         };
-        let pl = PodTopologySpread::new(&Args {
-            default_constraints: vec![zone],
-            defaulting_type: DefaultingType::List,
-        });
+        let pl = PodTopologySpread::new(
+            &mut StateSlots::default(),
+            &Args {
+                default_constraints: vec![zone],
+                defaulting_type: DefaultingType::List,
+            },
+        );
         let (status, _, failed) = filter_all(&pl, &snapshot, &pod);
         assert!(status.is_success());
         assert_eq!(failing_nodes(&failed), ["node-1", "node-4"]);

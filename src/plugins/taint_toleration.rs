@@ -2,7 +2,7 @@
 //! tolerate reject the node; untolerated PreferNoSchedule taints lower its score.
 
 use super::helper::default_normalize_score;
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
@@ -20,6 +20,16 @@ pub struct TaintToleration {
     /// Since 1.35 (and in later 1.34 patch releases) the reason no longer names the taint, so
     /// FailedScheduling counts every untolerated taint together.
     pub reason_without_taint: bool,
+    pre_score: StateKey<PreScoreState>,
+}
+
+impl TaintToleration {
+    pub fn new(slots: &mut StateSlots, reason_without_taint: bool) -> TaintToleration {
+        TaintToleration {
+            reason_without_taint,
+            pre_score: slots.register("PreScoreTaintToleration"),
+        }
+    }
 }
 
 impl Plugin for TaintToleration {
@@ -43,20 +53,23 @@ impl Plugin for TaintToleration {
     }
 
     fn pre_score(&self, cx: &Cx, state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
-        state.taint_toleration_score = Some(PreScoreState {
-            tolerations_prefer_no_schedule: cx
-                .pod
-                .tolerations
-                .iter()
-                .filter(|t| matches!(t.effect, None | Some(Some(Effect::PreferNoSchedule))))
-                .cloned()
-                .collect(),
-        });
+        state.write(
+            self.pre_score,
+            PreScoreState {
+                tolerations_prefer_no_schedule: cx
+                    .pod
+                    .tolerations
+                    .iter()
+                    .filter(|t| matches!(t.effect, None | Some(Some(Effect::PreferNoSchedule))))
+                    .cloned()
+                    .collect(),
+            },
+        );
         Status::success()
     }
 
     fn score(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let s = state.taint_toleration_score.as_ref().ok_or_else(|| {
+        let s = state.read(self.pre_score).ok_or_else(|| {
             Status::error("reading \"PreScoreTaintToleration\" from cycleState: not found")
         })?;
         Ok(node

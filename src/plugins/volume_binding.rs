@@ -14,7 +14,7 @@ use super::storage::{
     node_affinity_matches, parse_volume_node_affinity, pvc_not_found, volume_bound_to_claim,
     volume_capacity, volume_class, volume_mode_mismatch,
 };
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::{Code, Status};
@@ -810,6 +810,16 @@ fn capacity_score(shape: &[ShapePoint], usage: &HashMap<&str, (i64, i64)>) -> i6
 pub struct VolumeBinding {
     /// The capacity scorer's shape, when StorageCapacityScoring is on.
     pub scorer: Option<Vec<ShapePoint>>,
+    pre_filter: StateKey<PreFilterState>,
+}
+
+impl VolumeBinding {
+    pub fn new(slots: &mut StateSlots, scorer: Option<Vec<ShapePoint>>) -> VolumeBinding {
+        VolumeBinding {
+            scorer,
+            pre_filter: slots.register("PreFilterVolumeBinding"),
+        }
+    }
 }
 
 impl Plugin for VolumeBinding {
@@ -836,7 +846,7 @@ impl Plugin for VolumeBinding {
         }
         match Claims::new(cx, pvcs) {
             Ok(claims) => {
-                state.volume_binding = Some(PreFilterState(Arc::new(claims)));
+                state.write(self.pre_filter, PreFilterState(Arc::new(claims)));
                 (Status::success(), None)
             }
             Err(s) => (s, None),
@@ -844,7 +854,7 @@ impl Plugin for VolumeBinding {
     }
 
     fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        let Some(PreFilterState(claims)) = &state.volume_binding else {
+        let Some(PreFilterState(claims)) = state.read(self.pre_filter) else {
             return Status::error("not found");
         };
         match claims.find_pod_volumes(&cx.snapshot.cluster, node) {
@@ -868,7 +878,8 @@ impl Plugin for VolumeBinding {
     }
 
     fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let (Some(shape), Some(PreFilterState(claims))) = (&self.scorer, &state.volume_binding)
+        let (Some(shape), Some(PreFilterState(claims))) =
+            (&self.scorer, state.read(self.pre_filter))
         else {
             return Ok(0);
         };
@@ -878,8 +889,8 @@ impl Plugin for VolumeBinding {
         }
     }
 
-    fn describe_binding(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<String> {
-        let Some(PreFilterState(claims)) = &state.volume_binding else {
+    fn pre_bind(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<String> {
+        let Some(PreFilterState(claims)) = state.read(self.pre_filter) else {
             return Vec::new();
         };
         match claims.find_pod_volumes(&cx.snapshot.cluster, node) {
@@ -962,7 +973,9 @@ mod tests {
         binding: Vec<Vec<String>>,
     }
 
-    const UNSCORED: VolumeBinding = VolumeBinding { scorer: None };
+    fn unscored() -> VolumeBinding {
+        VolumeBinding::new(&mut StateSlots::default(), None)
+    }
 
     fn run(items: Vec<Value>, p: Pod) -> Run {
         let snapshot = Snapshot::new(cluster(items), None);
@@ -971,16 +984,16 @@ mod tests {
             snapshot: &snapshot,
         };
         let mut state = CycleState::default();
-        let (pre, _) = UNSCORED.pre_filter(&cx, &mut state);
+        let (pre, _) = unscored().pre_filter(&cx, &mut state);
         let filters = snapshot
             .nodes
             .iter()
-            .map(|n| UNSCORED.filter(&cx, &state, n))
+            .map(|n| unscored().filter(&cx, &state, n))
             .collect();
         let binding = snapshot
             .nodes
             .iter()
-            .map(|n| UNSCORED.describe_binding(&cx, &state, n))
+            .map(|n| unscored().pre_bind(&cx, &state, n))
             .collect();
         Run {
             pre,

@@ -3,7 +3,7 @@
 //! in use by a scheduled pod.
 
 use super::storage::{claim_access_modes, pvc_not_found};
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::status::Status;
 use crate::model::intern::Str;
@@ -37,7 +37,17 @@ impl PreFilterState {
     }
 }
 
-pub struct VolumeRestrictions;
+pub struct VolumeRestrictions {
+    pre_filter: StateKey<PreFilterState>,
+}
+
+impl VolumeRestrictions {
+    pub fn new(slots: &mut StateSlots) -> VolumeRestrictions {
+        VolumeRestrictions {
+            pre_filter: slots.register("PreFilterVolumeRestrictions"),
+        }
+    }
+}
 
 /// What the API server defaults an RBD volume's pool to.
 const RBD_DEFAULT_POOL: &str = "rbd";
@@ -133,10 +143,13 @@ impl Plugin for VolumeRestrictions {
         if !needs_check && conflicting_refs == 0 {
             return (Status::skip(), None);
         }
-        state.volume_restrictions = Some(PreFilterState {
-            rwop_claims: Arc::new(rwop_claims),
-            conflicting_refs,
-        });
+        state.write(
+            self.pre_filter,
+            PreFilterState {
+                rwop_claims: Arc::new(rwop_claims),
+                conflicting_refs,
+            },
+        );
         (Status::success(), None)
     }
 
@@ -151,7 +164,7 @@ impl Plugin for VolumeRestrictions {
         pod: &Arc<Pod>,
         _node: &NodeInfo,
     ) -> Status {
-        match &mut state.volume_restrictions {
+        match state.read_mut(self.pre_filter) {
             Some(s) => {
                 s.update_with_pod(pod, 1);
                 Status::success()
@@ -161,7 +174,7 @@ impl Plugin for VolumeRestrictions {
     }
 
     fn remove_pod(&self, _cx: &Cx, state: &mut CycleState, pod: &Pod, _node: &NodeInfo) -> Status {
-        match &mut state.volume_restrictions {
+        match state.read_mut(self.pre_filter) {
             Some(s) => {
                 s.update_with_pod(pod, -1);
                 Status::success()
@@ -180,7 +193,7 @@ impl Plugin for VolumeRestrictions {
         if conflict {
             return Status::unschedulable(ERR_REASON_DISK_CONFLICT);
         }
-        match &state.volume_restrictions {
+        match state.read(self.pre_filter) {
             None => Status::error(ERR_NO_STATE),
             Some(s) if s.conflicting_refs > 0 => Status::unschedulable(ERR_REASON_RWOP_CONFLICT),
             Some(_) => Status::success(),
@@ -192,6 +205,10 @@ const ERR_NO_STATE: &str = "cannot read \"PreFilterVolumeRestrictions\" from cyc
 
 #[cfg(test)]
 mod tests {
+    fn plugin() -> super::VolumeRestrictions {
+        super::VolumeRestrictions::new(&mut crate::framework::cycle_state::StateSlots::default())
+    }
+
     use super::*;
     use crate::framework::snapshot::Snapshot;
     use crate::model::cluster::convert_pod;
@@ -245,13 +262,8 @@ mod tests {
                 snapshot: &snapshot,
             };
             let mut state = CycleState::default();
-            assert!(
-                VolumeRestrictions
-                    .pre_filter(&cx, &mut state)
-                    .0
-                    .is_success()
-            );
-            let s = VolumeRestrictions.filter(&cx, &state, &snapshot.nodes[0]);
+            assert!(plugin().pre_filter(&cx, &mut state).0.is_success());
+            let s = plugin().filter(&cx, &state, &snapshot.nodes[0]);
             assert_eq!(!s.is_success(), conflict, "{existing_ro} {new_ro}");
         }
     }
@@ -277,8 +289,8 @@ mod tests {
                 snapshot: &snapshot,
             };
             let mut state = CycleState::default();
-            VolumeRestrictions.pre_filter(&cx, &mut state);
-            let s = VolumeRestrictions.filter(&cx, &state, &snapshot.nodes[0]);
+            plugin().pre_filter(&cx, &mut state);
+            let s = plugin().filter(&cx, &state, &snapshot.nodes[0]);
             assert_eq!(s.reasons == [ERR_REASON_DISK_CONFLICT], conflict);
         }
     }
@@ -295,7 +307,7 @@ mod tests {
             pod: &p,
             snapshot: &snapshot,
         };
-        let (s, _) = VolumeRestrictions.pre_filter(&cx, &mut CycleState::default());
+        let (s, _) = plugin().pre_filter(&cx, &mut CycleState::default());
         assert_eq!(
             s,
             Status::unresolvable("persistentvolumeclaim \"nope\" not found")
@@ -308,7 +320,7 @@ mod tests {
             pod: &p,
             snapshot: &snapshot,
         };
-        let (s, _) = VolumeRestrictions.pre_filter(&cx, &mut CycleState::default());
+        let (s, _) = plugin().pre_filter(&cx, &mut CycleState::default());
         assert!(s.is_skip());
     }
 
@@ -368,32 +380,23 @@ mod tests {
             snapshot: &snapshot,
         };
         let mut state = CycleState::default();
-        assert!(
-            VolumeRestrictions
-                .pre_filter(&cx, &mut state)
-                .0
-                .is_success()
-        );
+        assert!(plugin().pre_filter(&cx, &mut state).0.is_success());
         let n = &snapshot.nodes[0];
         assert_eq!(
-            VolumeRestrictions.filter(&cx, &state, n).reasons,
+            plugin().filter(&cx, &state, n).reasons,
             [ERR_REASON_RWOP_CONFLICT]
         );
         let holder = Arc::new(parse(holder));
         let mut removed = state.clone();
         assert!(
-            VolumeRestrictions
+            plugin()
                 .remove_pod(&cx, &mut removed, &holder, n)
                 .is_success()
         );
-        assert!(VolumeRestrictions.filter(&cx, &removed, n).is_success());
-        assert!(
-            VolumeRestrictions
-                .add_pod(&cx, &mut removed, &holder, n)
-                .is_success()
-        );
-        assert!(!VolumeRestrictions.filter(&cx, &removed, n).is_success());
+        assert!(plugin().filter(&cx, &removed, n).is_success());
+        assert!(plugin().add_pod(&cx, &mut removed, &holder, n).is_success());
+        assert!(!plugin().filter(&cx, &removed, n).is_success());
         // The original state is untouched by what the clone went through.
-        assert!(!VolumeRestrictions.filter(&cx, &state, n).is_success());
+        assert!(!plugin().filter(&cx, &state, n).is_success());
     }
 }

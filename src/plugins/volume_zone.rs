@@ -6,7 +6,7 @@ use super::storage::{
     LABEL_TOPOLOGY_ZONE, MULTI_ZONE_DELIMITER, claim_class, claim_volume_name, pv_not_found,
     pvc_not_found, storage_class_not_found,
 };
-use crate::framework::cycle_state::CycleState;
+use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::intern::Str;
@@ -38,7 +38,9 @@ pub struct PreFilterState {
     topologies: Arc<Vec<PvTopology>>,
 }
 
-pub struct VolumeZone;
+pub struct VolumeZone {
+    pre_filter: StateKey<PreFilterState>,
+}
 
 /// `translateToGALabel`.
 fn ga_label(key: &str) -> &str {
@@ -71,6 +73,12 @@ fn pv_topologies(pv: &k8s::PersistentVolume, out: &mut Vec<PvTopology>) {
 }
 
 impl VolumeZone {
+    pub fn new(slots: &mut StateSlots) -> VolumeZone {
+        VolumeZone {
+            pre_filter: slots.register("PreFilterVolumeZone"),
+        }
+    }
+
     /// `getPVbyPod`.
     fn pod_topologies(cx: &Cx) -> Result<Vec<PvTopology>, Status> {
         let pod = cx.pod;
@@ -132,9 +140,12 @@ impl Plugin for VolumeZone {
             Err(s) => (s, None),
             Ok(t) if t.is_empty() => (Status::skip(), None),
             Ok(t) => {
-                state.volume_zone = Some(PreFilterState {
-                    topologies: Arc::new(t),
-                });
+                state.write(
+                    self.pre_filter,
+                    PreFilterState {
+                        topologies: Arc::new(t),
+                    },
+                );
                 (Status::success(), None)
             }
         }
@@ -145,7 +156,7 @@ impl Plugin for VolumeZone {
             return Status::success();
         }
         let computed;
-        let topologies = match &state.volume_zone {
+        let topologies = match state.read(self.pre_filter) {
             Some(s) => &s.topologies[..],
             None => match VolumeZone::pod_topologies(cx) {
                 Ok(t) => {
@@ -175,6 +186,10 @@ impl Plugin for VolumeZone {
 
 #[cfg(test)]
 mod tests {
+    fn plugin() -> super::VolumeZone {
+        super::VolumeZone::new(&mut crate::framework::cycle_state::StateSlots::default())
+    }
+
     use super::*;
     use crate::framework::snapshot::Snapshot;
     use crate::model::cluster::convert_pod;
@@ -208,11 +223,11 @@ mod tests {
             snapshot: &snapshot,
         };
         let mut state = CycleState::default();
-        let (pre, _) = VolumeZone.pre_filter(&cx, &mut state);
+        let (pre, _) = plugin().pre_filter(&cx, &mut state);
         let per_node = snapshot
             .nodes
             .iter()
-            .map(|n| VolumeZone.filter(&cx, &state, n))
+            .map(|n| plugin().filter(&cx, &state, n))
             .collect();
         (pre, per_node)
     }

@@ -7,6 +7,7 @@ use crate::framework::cycle_state::CycleState;
 use crate::framework::extender;
 use crate::framework::fit_error;
 use crate::framework::plugin::Cx;
+use crate::framework::post_filter::{Candidate, Preemption, Victim};
 use crate::framework::runner::{Framework, Mode, NodeToStatus};
 use crate::framework::status::{Code, Status};
 use crate::model::cluster::Pdb;
@@ -43,45 +44,6 @@ impl Args {
         let n = num_nodes as i64 * i64::from(self.min_candidate_nodes_percentage) / 100;
         (n.max(i64::from(self.min_candidate_nodes_absolute)) as usize).min(num_nodes)
     }
-}
-
-#[derive(Clone, Debug)]
-pub struct Victim {
-    pub pod: Arc<Pod>,
-    /// PodDisruptionBudgets (`namespace/name`) whose budget this eviction would exceed.
-    pub violates: Vec<String>,
-}
-
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    pub node: Str,
-    /// Most important first, as upstream orders them.
-    pub victims: Vec<Victim>,
-    pub num_pdb_violations: usize,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct Outcome {
-    /// Why the pod may not preempt at all (`PodEligibleToPreemptOthers`).
-    pub not_eligible: Option<String>,
-    /// Nodes whose filter failure is not UnschedulableAndUnresolvable.
-    pub potential_nodes: Vec<Str>,
-    /// Every node where evicting pods makes room, sorted by node name.
-    pub candidates: Vec<Candidate>,
-    /// Candidates still tied after every criterion; the real scheduler picks one arbitrarily.
-    pub tied: Vec<Str>,
-    /// The alphabetically first of `tied`.
-    pub nominated_node: Option<Str>,
-    /// Why preemption fails on each potential node that is not a candidate.
-    pub failures: Vec<(Str, Status)>,
-    /// How many candidates the real scheduler would gather before choosing.
-    pub sampled_candidates: usize,
-    /// Candidates an extender's preempt verb left out: (node, extender).
-    pub dropped_by_extenders: Vec<(Str, &'static str)>,
-    /// The requests made to extenders' preempt verbs, in order.
-    pub extender_calls: Vec<extender::Call>,
-    /// The PostFilter message (empty when a node is nominated).
-    pub message: String,
 }
 
 /// `util.MoreImportantPod`: higher priority, then earlier start. A pod without a start time
@@ -264,10 +226,10 @@ pub fn preempt(
     cx: &Cx,
     state: &CycleState,
     statuses: &NodeToStatus,
-) -> (Status, Outcome) {
+) -> (Status, Preemption) {
     let pod = cx.pod;
     let snapshot = cx.snapshot;
-    let mut out = Outcome::default();
+    let mut out = Preemption::default();
     if pod.preemption_never {
         out.not_eligible = Some("not eligible due to preemptionPolicy=Never.".into());
     } else if let Some(nominated) = pod.nominated_node_name {

@@ -1,8 +1,8 @@
-//! What a release switches on (`plugins/feature.Features`): the default feature gates the
-//! scheduler reads, and the code changes upstream made without a gate. Plugins and the framework
-//! receive it when they are built, as upstream's plugin factories do.
+//! What a release switches on (upstream's `plugins/feature.Features`): the default feature gates
+//! the scheduler reads, and the code changes upstream made without a gate. Plugins and the
+//! framework receive it when they are built, as upstream's plugin factories do.
 
-use crate::release::Release;
+use super::Release;
 
 /// Every field is what the release does by default; kubectl-sched models default gates only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

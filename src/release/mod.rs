@@ -1,8 +1,10 @@
 //! The kube-scheduler release being modelled: which one, why that one, and the switches
-//! (`plugins::feature::Features`) it sets. Everything that differs between releases is decided
-//! here, so the pipeline keeps one code path.
+//! (`Features`) it sets. Everything that differs between releases is decided here, so the
+//! pipeline keeps one code path.
 
-use crate::plugins::feature::Features;
+mod features;
+
+pub use features::Features;
 use std::fmt;
 
 /// A modelled minor release: the patch the reference runs used, and whether the project has
