@@ -2,10 +2,10 @@
 //! pipeline.
 
 use crate::explain::{self, Explanation};
-use crate::framework::profile::default_framework;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::cluster::convert_pod;
+use crate::plugins::registry::default_framework;
 use crate::release::Release;
 use serde_json::{Value, json};
 use std::sync::Arc;

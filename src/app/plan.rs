@@ -6,8 +6,7 @@
 use super::profiles::{frameworks, profile_for, release};
 use super::render::{print_structured, print_text, table_options};
 use super::source::Source;
-use super::whatif::load_pod;
-use super::workload::UpdateStrategy;
+use super::workload::{UpdateStrategy, load_pod};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{self, GlobalArgs, Output, PlanArgs};
 use crate::framework::runner::Framework;

@@ -6,6 +6,7 @@ use super::source::Source;
 use crate::cli::{GlobalArgs, SchedulerArgs};
 use crate::framework::runner::Framework;
 use crate::model::cluster::Cluster;
+use crate::plugins::registry;
 use crate::release::{ReleaseChoice, ReleaseError};
 use crate::source::live;
 use anyhow::anyhow;
@@ -49,16 +50,15 @@ pub fn frameworks(
     release: ReleaseChoice,
 ) -> Result<Vec<Framework>, Failure> {
     let mut fws = match &args.config {
-        None => vec![crate::framework::profile::default_framework(release)],
+        None => vec![registry::default_framework(release)],
         Some(path) if path == std::path::Path::new("-") => {
             return Err(Failure::bad_input(anyhow!(
                 "--config - is not supported: stdin is for --snapshot and -f; give the configuration's file name"
             )));
         }
         Some(path) => {
-            crate::config::load(path, release)
-                .map_err(Failure::bad_input)?
-                .frameworks
+            let cfg = crate::config::load(path, release.release).map_err(Failure::bad_input)?;
+            registry::frameworks(&cfg, release).map_err(|e| Failure::bad_input(e.at(path)))?
         }
     };
     // Every profile has the configuration's extenders.

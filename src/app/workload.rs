@@ -3,13 +3,17 @@
 //! The manifest is decoded strictly, as `kubectl --validate=strict` sends it: a field the type
 //! does not have is an error, not a silently different answer. Workload pods get the owner a real
 //! controller would give them, so default topology spreading treats them as it would treat the
-//! real replicas, and a preempted one is recreated.
+//! real replicas, and a preempted one is recreated. Its pod is then defaulted, validated and
+//! admitted as the API server would (`load_pod`).
 
 use super::Failure;
+use super::render::warn;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::labels::{Labels, Requirement, Selector};
+use crate::model::pod::Pod;
 use crate::model::validate::{Errors, quoted};
+use crate::model::{defaults, validate};
 use crate::source::decode;
 use anyhow::anyhow;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -465,4 +469,92 @@ impl Workload {
             }
         }
     }
+}
+
+/// Defaults, validates and admits the pod of the `-f` object as the API server would: a pod
+/// without a namespace goes to `namespace` (the context's), and one in another namespace than
+/// `-n` is refused as kubectl refuses it.
+pub fn load_pod(
+    (display, value): (String, serde_json::Value),
+    namespace_flag: Option<&str>,
+    namespace: &str,
+    cluster: &Cluster,
+) -> Result<(Pod, Workload), Failure> {
+    let mut w = from_value(&display, value, namespace)?;
+    let pod = &mut w.pod;
+    if pod.metadata.name.as_deref().is_none_or(str::is_empty)
+        && let Some(prefix) = pod.metadata.generate_name.clone()
+    {
+        pod.metadata.name = Some(format!("{prefix}whatif"));
+    }
+    if let (Some(flag), Some(own)) = (namespace_flag, pod.metadata.namespace.as_deref())
+        && flag != own
+    {
+        return Err(Failure::bad_input(anyhow!(
+            "{display}: the namespace from the provided object {own:?} does not match the namespace {flag:?}. You must pass '--namespace={own}' to perform this operation."
+        )));
+    }
+    defaults::pod(pod, namespace);
+    let object = w.object.clone().unwrap_or_else(|| {
+        format!(
+            "Pod {}/{}",
+            pod.metadata.namespace.as_deref().unwrap_or(""),
+            pod.metadata.name.as_deref().unwrap_or("")
+        )
+    });
+    let refused =
+        |reason: String| Failure::bad_input(anyhow!("{display}: {object} is forbidden: {reason}",));
+    validate::pod(pod).map_err(|errors| {
+        // A template's errors are the workload's, at the template's place in it; its name and
+        // namespace are the workload's own.
+        let errors = match &w.object {
+            None => errors,
+            Some(_) => validate::Errors(
+                errors
+                    .0
+                    .into_iter()
+                    .map(|e| match e.field.as_str() {
+                        "metadata.name" | "metadata.namespace" => e,
+                        _ => validate::Errors(vec![e])
+                            .within("spec.template")
+                            .0
+                            .remove(0),
+                    })
+                    .collect(),
+            ),
+        };
+        Failure::bad_input(anyhow!(
+            "{display}: {object} is invalid:\n  {}",
+            errors.to_string().replace('\n', "\n  ")
+        ))
+    })?;
+    let classes: Vec<_> = cluster
+        .priority_classes
+        .iter()
+        .map(|c| k8s_openapi::api::scheduling::v1::PriorityClass {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(c.name.to_string()),
+                ..Default::default()
+            },
+            value: Some(c.value),
+            global_default: Some(c.global_default),
+            preemption_policy: Some(
+                if c.preemption_never {
+                    "Never"
+                } else {
+                    "PreemptLowerPriority"
+                }
+                .to_string(),
+            ),
+            ..Default::default()
+        })
+        .collect();
+    defaults::admit_priority(pod, &classes).map_err(|defaults::Refused(r)| refused(r))?;
+    if let Some(warning) = defaults::admit_runtime_class(pod, &cluster.runtime_classes)
+        .map_err(|defaults::Refused(r)| refused(r))?
+    {
+        warn(&format!("{display}: {warning}"));
+    }
+    let parsed = Pod::from_k8s(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
+    Ok((parsed, w))
 }

@@ -8,18 +8,12 @@ use super::field::{
     FieldError, Path, Value, label_value_errors, qualified_name_errors, validate_label_name,
 };
 use super::node::Node;
-use crate::model::intern::Str;
-use crate::model::node_selector::{NodeSelector, PreferredSchedulingTerms};
-use crate::plugins::helper::ShapePoint;
-use crate::plugins::node_resources_fit::{self, Strategy};
-use crate::plugins::resource_allocation::ResourceSpec as PluginResourceSpec;
-use crate::plugins::{PluginArgs, node_affinity, pod_topology_spread};
 use crate::release::Features;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 /// `config.MaxCustomPriorityScore`: shape scores go up to 10 and are scaled to `MaxNodeScore`.
-const MAX_CUSTOM_PRIORITY_SCORE: i32 = 10;
+pub const MAX_CUSTOM_PRIORITY_SCORE: i32 = 10;
 /// `DynamicResourcesBindingTimeoutDefault`: 10 minutes, in nanoseconds.
 const DRA_BINDING_TIMEOUT_DEFAULT: i64 = 600 * 1_000_000_000;
 /// `DynamicResourcesFilterTimeoutDefault` (the DRASchedulerFilterTimeout gate is on in every
@@ -821,8 +815,24 @@ fn node_selector_term_errors(t: &k8s::NodeSelectorTerm, path: &Path) -> Vec<Fiel
     errs
 }
 
-/// `ValidateNodeResourcesFitArgs`, as `NewFit` runs it (with the nil path).
-pub fn validate_node_resources_fit(
+/// `ValidateNodeResourcesFitArgs`, as `NewFit` runs it: its aggregated error, if any.
+pub fn node_resources_fit_error(
+    ignored_resources: &[String],
+    ignored_resource_groups: &[String],
+    strategy: Option<&ScoringStrategy>,
+    features: &Features,
+) -> Option<String> {
+    let errs = validate_node_resources_fit(
+        ignored_resources,
+        ignored_resource_groups,
+        strategy,
+        features,
+    );
+    (!errs.is_empty()).then(|| super::field::aggregate(&errs))
+}
+
+/// `ValidateNodeResourcesFitArgs` with the nil path.
+fn validate_node_resources_fit(
     ignored_resources: &[String],
     ignored_resource_groups: &[String],
     strategy: Option<&ScoringStrategy>,
@@ -926,136 +936,4 @@ fn validate_shape(shape: &[Shape], path: &Path) -> Vec<FieldError> {
         }
     }
     errs
-}
-
-/// A configured shape in node-score units: its scores go up to 10.
-fn shape_points(shape: &[Shape]) -> Vec<ShapePoint> {
-    shape
-        .iter()
-        .map(|p| ShapePoint {
-            utilization: p.utilization.into(),
-            score: i64::from(p.score)
-                * (crate::framework::runner::MAX_NODE_SCORE / i64::from(MAX_CUSTOM_PRIORITY_SCORE)),
-        })
-        .collect()
-}
-
-fn plugin_resources(resources: &[ResourceSpec]) -> Vec<PluginResourceSpec> {
-    resources
-        .iter()
-        .map(|r| PluginResourceSpec {
-            name: Str::new(&r.name),
-            weight: r.weight,
-        })
-        .collect()
-}
-
-/// Why a plugin's factory refuses its arguments: an error kube-scheduler reports, or a
-/// configuration it crashes on.
-pub enum InitError {
-    Invalid(String),
-    Crash(String),
-}
-
-impl Args {
-    /// Sets these (defaulted, validated) arguments into the plugins' arguments; NodeResourcesFit's
-    /// are validated here, as its factory does.
-    pub fn apply(&self, out: &mut PluginArgs, features: &Features) -> Result<(), InitError> {
-        match self {
-            Args::NodeResourcesFit {
-                ignored_resources,
-                ignored_resource_groups,
-                scoring_strategy,
-            } => {
-                let errs = validate_node_resources_fit(
-                    ignored_resources,
-                    ignored_resource_groups,
-                    scoring_strategy.as_ref(),
-                    features,
-                );
-                if !errs.is_empty() {
-                    return Err(InitError::Invalid(super::field::aggregate(&errs)));
-                }
-                let s = scoring_strategy.as_ref().expect("defaulted");
-                let strategy = match s.kind.as_str() {
-                    "MostAllocated" => Strategy::MostAllocated,
-                    "RequestedToCapacityRatio" => {
-                        let Some(shape) = &s.shape else {
-                            return Err(InitError::Crash(
-                                "scoringStrategy.type RequestedToCapacityRatio without scoringStrategy.requestedToCapacityRatio: kube-scheduler before 1.36 crashes (nil pointer dereference) on this configuration".into(),
-                            ));
-                        };
-                        Strategy::RequestedToCapacityRatio(shape_points(shape))
-                    }
-                    _ => Strategy::LeastAllocated,
-                };
-                out.node_resources_fit = node_resources_fit::Args {
-                    ignored_resources: ignored_resources.clone(),
-                    ignored_resource_groups: ignored_resource_groups.clone(),
-                    strategy,
-                    resources: plugin_resources(&s.resources),
-                };
-            }
-            Args::BalancedAllocation { resources } => {
-                out.balanced_allocation.resources = plugin_resources(resources)
-            }
-            Args::PodTopologySpread {
-                default_constraints,
-                defaulting_type,
-            } => {
-                out.pod_topology_spread = pod_topology_spread::Args {
-                    default_constraints: default_constraints.clone(),
-                    defaulting_type: if defaulting_type == "List" {
-                        pod_topology_spread::DefaultingType::List
-                    } else {
-                        pod_topology_spread::DefaultingType::System
-                    },
-                }
-            }
-            Args::InterPodAffinity {
-                hard_pod_affinity_weight,
-                ignore_preferred_terms_of_existing_pods,
-            } => {
-                out.inter_pod_affinity.hard_pod_affinity_weight =
-                    hard_pod_affinity_weight.unwrap_or(1);
-                out.inter_pod_affinity
-                    .ignore_preferred_terms_of_existing_pods =
-                    *ignore_preferred_terms_of_existing_pods;
-            }
-            Args::NodeAffinity { added_affinity } => {
-                let a = added_affinity.as_ref();
-                out.node_affinity = node_affinity::Args {
-                    added_required: a
-                        .and_then(|a| {
-                            a.required_during_scheduling_ignored_during_execution
-                                .as_ref()
-                        })
-                        .map(NodeSelector::parse),
-                    added_preferred: a
-                        .and_then(|a| {
-                            a.preferred_during_scheduling_ignored_during_execution
-                                .as_deref()
-                        })
-                        .filter(|t| !t.is_empty())
-                        .map(|t| PreferredSchedulingTerms::parse(t).map_err(InitError::Invalid))
-                        .transpose()?,
-                };
-            }
-            Args::DefaultPreemption {
-                min_candidate_nodes_percentage,
-                min_candidate_nodes_absolute,
-            } => {
-                out.default_preemption.min_candidate_nodes_percentage =
-                    min_candidate_nodes_percentage.unwrap_or(10);
-                out.default_preemption.min_candidate_nodes_absolute =
-                    min_candidate_nodes_absolute.unwrap_or(100);
-            }
-            Args::VolumeBinding {
-                shape: Some(shape), ..
-            } => out.volume_binding.shape = shape_points(shape),
-            // Nothing offline depends on them.
-            Args::VolumeBinding { .. } | Args::DynamicResources { .. } | Args::Raw(_) => {}
-        }
-        Ok(())
-    }
 }

@@ -1,23 +1,23 @@
 //! KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) as kube-scheduler's `--config`
-//! reads it: strict decoding, v1 defaulting, `ValidateKubeSchedulerConfiguration`, then one
-//! `Framework` per profile (`profile.NewMap`). Every error reads as kube-scheduler's.
+//! reads it: strict decoding, v1 defaulting and `ValidateKubeSchedulerConfiguration`, giving the
+//! profiles the plugin registry builds frameworks from (`plugins::registry`). Every error reads
+//! as kube-scheduler's.
 
-mod args;
+pub mod args;
 mod decode;
 pub(crate) mod duration;
+pub mod extender;
 mod field;
 mod node;
+pub mod profile;
 mod v1;
 mod validation;
 
-use crate::framework::extender;
-use crate::framework::profile::{self, ProfilePlugins};
-use crate::framework::runner::Framework;
-use crate::plugins::{self, PluginArgs, node_resources_fit};
-use crate::release::{Release, ReleaseChoice};
-use args::{Args, DecodeError, InitError};
+use crate::release::Release;
+use args::{Args, DecodeError};
+use extender::ExtenderConfig;
 use node::Node;
-use std::collections::BTreeMap;
+use profile::ProfilePlugins;
 
 /// Where the runtime scheme of kube-scheduler's configuration was created, as its errors name it.
 pub const SCHEME: &str = "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:29";
@@ -40,68 +40,75 @@ pub enum ConfigError {
     Crash { path: String, message: String },
 }
 
-/// The profiles of a configuration, each with the configuration's extenders.
-pub struct Loaded {
-    pub frameworks: Vec<Framework>,
-}
-
-/// Reads a configuration file into its profiles, as the release's kube-scheduler would.
-pub fn load(path: &std::path::Path, release: ReleaseChoice) -> Result<Loaded, ConfigError> {
-    let display = path.display().to_string();
+/// Reads a configuration file, as the release's kube-scheduler would.
+pub fn load(path: &std::path::Path, release: Release) -> Result<Configuration, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: display.clone(),
+        path: path.display().to_string(),
         source,
     })?;
-    from_text(&text, release).map_err(|e| match e {
-        Failure::Syntax(message) => ConfigError::Syntax {
-            path: display,
-            message,
-        },
-        Failure::Rejected(message) => ConfigError::Rejected {
-            path: display,
-            message,
-        },
-        Failure::Crash(message) => ConfigError::Crash {
-            path: display,
-            message,
-        },
-    })
+    from_text(&text, release).map_err(|e| e.at(path))
 }
 
+/// Why kube-scheduler would not start with a configuration, before the file is named.
 #[derive(Debug, PartialEq, Eq)]
-enum Failure {
+pub enum Failure {
     Syntax(String),
     Rejected(String),
     Crash(String),
 }
 
+impl Failure {
+    /// The error of the configuration file at `path`.
+    pub fn at(self, path: &std::path::Path) -> ConfigError {
+        let path = path.display().to_string();
+        match self {
+            Failure::Syntax(message) => ConfigError::Syntax { path, message },
+            Failure::Rejected(message) => ConfigError::Rejected { path, message },
+            Failure::Crash(message) => ConfigError::Crash { path, message },
+        }
+    }
+}
+
+/// A configuration, decoded, defaulted and validated.
+#[derive(Clone, Debug)]
+pub struct Configuration {
+    pub profiles: Vec<Profile>,
+    /// The extenders, in the order kube-scheduler calls them.
+    pub extenders: Vec<ExtenderConfig>,
+    /// The global `percentageOfNodesToScore`.
+    pub percentage_of_nodes_to_score: Option<i32>,
+}
+
 /// One `pluginConfig` entry with its arguments typed.
 #[derive(Clone, Debug)]
-struct PluginConfig {
-    name: String,
+pub struct PluginConfig {
+    pub name: String,
     raw: Option<Node>,
-    args: Args,
+    pub args: Args,
 }
 
 /// A defaulted profile (the internal `KubeSchedulerProfile`).
 #[derive(Clone, Debug)]
-struct Profile {
-    scheduler_name: String,
-    percentage_of_nodes_to_score: Option<i32>,
-    plugins: ProfilePlugins,
-    plugin_config: Vec<PluginConfig>,
+pub struct Profile {
+    pub scheduler_name: String,
+    pub percentage_of_nodes_to_score: Option<i32>,
+    pub plugins: ProfilePlugins,
+    pub plugin_config: Vec<PluginConfig>,
 }
 
-fn from_text(text: &str, release: ReleaseChoice) -> Result<Loaded, Failure> {
+/// A configuration's text, as kube-scheduler of `release` reads it.
+pub fn from_text(text: &str, release: Release) -> Result<Configuration, Failure> {
     let doc = node::parse(text).map_err(Failure::Syntax)?;
-    let (cfg, profiles) =
-        decode_and_default(text, &doc, release.release).map_err(Failure::Rejected)?;
-    let features = release.release.features();
-    let errs = validation::validate(&cfg, &profiles, &features);
+    let (cfg, profiles) = decode_and_default(text, &doc, release).map_err(Failure::Rejected)?;
+    let errs = validation::validate(&cfg, &profiles, &release.features());
     if !errs.is_empty() {
         return Err(Failure::Rejected(field::aggregate(&errs)));
     }
-    build(&cfg, profiles, release)
+    Ok(Configuration {
+        profiles,
+        extenders: extender::scheduler_order(cfg.extenders),
+        percentage_of_nodes_to_score: cfg.percentage_of_nodes_to_score,
+    })
 }
 
 /// `loadConfig`: the universal decoder (kind check, strict decoding, nested plugin arguments)
@@ -205,89 +212,3 @@ fn decode_and_default(
         .collect();
     Ok((cfg, profiles))
 }
-
-/// `scheduler.New`: extenders, then `profile.NewMap`.
-fn build(
-    cfg: &v1::Configuration,
-    mut profiles: Vec<Profile>,
-    release: ReleaseChoice,
-) -> Result<Loaded, Failure> {
-    let features = release.release.features();
-    let extenders = extender::scheduler_order(cfg.extenders.clone());
-    if !cfg.extenders.is_empty() {
-        // Resources managed by extenders and ignored by the scheduler replace NodeResourcesFit's
-        // ignoredResources in every profile.
-        let ignored: Vec<String> = cfg
-            .extenders
-            .iter()
-            .flat_map(|e| {
-                e.managed_resources
-                    .iter()
-                    .filter(|r| r.ignored_by_scheduler)
-                    .map(|r| r.name.clone())
-            })
-            .collect();
-        if !ignored.is_empty() {
-            for p in &mut profiles {
-                let fit = p
-                    .plugin_config
-                    .iter_mut()
-                    .find(|c| c.name == node_resources_fit::NAME);
-                match fit.map(|c| &mut c.args) {
-                    Some(Args::NodeResourcesFit {
-                        ignored_resources, ..
-                    }) => *ignored_resources = ignored.clone(),
-                    _ => {
-                        return Err(Failure::Rejected(
-                            "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config".into(),
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
-    let percentage = cfg.percentage_of_nodes_to_score;
-    let mut frameworks = Vec::new();
-    for p in &profiles {
-        let mut plugin_args = PluginArgs::default();
-        let mut init_errors: BTreeMap<&str, String> = BTreeMap::new();
-        let needed = p.plugins.needed();
-        for c in &p.plugin_config {
-            match c.args.apply(&mut plugin_args, &features) {
-                Ok(()) => {}
-                Err(InitError::Crash(message)) if needed.contains(c.name.as_str()) => {
-                    return Err(Failure::Crash(message));
-                }
-                Err(InitError::Invalid(message)) => {
-                    init_errors.insert(c.name.as_str(), message);
-                }
-                Err(InitError::Crash(_)) => {}
-            }
-        }
-        let fw = profile::build(
-            &p.scheduler_name,
-            &p.plugins,
-            p.percentage_of_nodes_to_score.or(percentage),
-            release,
-            &mut |name, slots| match init_errors.get(name) {
-                Some(e) => Err(e.clone()),
-                None => Ok(plugins::new_plugin(name, &plugin_args, &features, slots)),
-            },
-        )
-        .map_err(|e| {
-            Failure::Rejected(format!(
-                "initializing profiles: creating profile for scheduler name {}: {e}",
-                p.scheduler_name
-            ))
-        })?;
-        frameworks.push(Framework {
-            extenders: extenders.clone(),
-            ..fw
-        });
-    }
-    Ok(Loaded { frameworks })
-}
-
-#[cfg(test)]
-mod tests;

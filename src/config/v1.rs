@@ -3,9 +3,10 @@
 //! (`SetDefaults_KubeSchedulerConfiguration`, `mergePlugins`).
 
 use super::decode::{Field, Obj, Res, Strict};
+use super::extender::{ExtenderConfig, ManagedResource, TlsConfig};
 use super::node::Node;
-use crate::framework::extender::{ExtenderConfig, ManagedResource, TlsConfig};
-use crate::framework::profile::{self, ExtensionPoint, PluginRef, PluginSet, ProfilePlugins};
+use super::profile::{self, ExtensionPoint, PluginRef, PluginSet, ProfilePlugins};
+use crate::model::pod::DEFAULT_SCHEDULER_NAME;
 use crate::release::Release;
 
 pub const GROUP_VERSION: &str = "kubescheduler.config.k8s.io/v1";
@@ -309,7 +310,7 @@ impl Configuration {
         }
         if let [only] = self.profiles.as_mut_slice() {
             only.scheduler_name
-                .get_or_insert_with(|| profile::DEFAULT_SCHEDULER_NAME.to_string());
+                .get_or_insert_with(|| DEFAULT_SCHEDULER_NAME.to_string());
         }
         for p in &mut self.profiles {
             p.plugins = Some(merge_with_defaults(p.plugins.as_ref(), release));

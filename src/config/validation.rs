@@ -4,8 +4,8 @@ use super::Profile;
 use super::args::Args;
 use super::duration;
 use super::field::{FieldError, Path, Value, qualified_name_errors};
+use super::profile::{ExtensionPoint, PluginSet};
 use super::v1::Configuration;
-use crate::framework::profile::{ExtensionPoint, PluginSet};
 use crate::model::resource;
 use crate::release::Features;
 

@@ -3,7 +3,8 @@
 //! the decision differs from what a user might assume.
 
 use super::Explanation;
-use crate::framework::extender::{Call, ExtenderConfig, Verb};
+use crate::config::extender::ExtenderConfig;
+use crate::framework::extender::{Call, Verb};
 use crate::framework::runner::Framework;
 use crate::framework::schedule_one::CycleResult;
 use crate::model::intern::Str;

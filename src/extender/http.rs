@@ -5,8 +5,9 @@
 use super::tls::{self, Tls};
 use super::wire;
 use crate::config::duration;
+use crate::config::extender::ExtenderConfig;
 use crate::framework::extender::{
-    Extender, ExtenderConfig, FilterResult, HostPriority, MetaVictims, Reply, VictimsOnNode,
+    Extender, FilterResult, HostPriority, MetaVictims, Reply, VictimsOnNode,
 };
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;

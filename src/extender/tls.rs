@@ -3,7 +3,7 @@
 //! both certificate and key are given, `serverName` names the server to verify, and `insecure`
 //! skips verification — as does `enableHTTPS` without a CA.
 
-use crate::framework::extender::{ExtenderConfig, TlsConfig};
+use crate::config::extender::{ExtenderConfig, TlsConfig};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::pem::PemObject;

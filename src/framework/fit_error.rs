@@ -1,7 +1,7 @@
 //! `FitError.Error()`: "0/N nodes are available: …" — reasons counted over nodes, formatted as
 //! "<count> <reason>", sorted as strings and joined by ", ".
 
-use super::runner::NodeToStatus;
+use super::status::NodeToStatus;
 use std::collections::HashMap;
 
 /// The message before PostFilter plugins add their part. `prefilter_msg` is set when PreFilter

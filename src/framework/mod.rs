@@ -14,3 +14,7 @@ pub mod schedule_one;
 pub mod sequence;
 pub mod snapshot;
 pub mod status;
+pub mod victims;
+
+/// `framework.MaxNodeScore`: what a Score plugin gives a node at most, once normalised.
+pub const MAX_NODE_SCORE: i64 = 100;

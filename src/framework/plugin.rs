@@ -3,9 +3,9 @@
 
 use super::cycle_state::CycleState;
 use super::post_filter::PostFilterOutcome;
-use super::runner::{Framework, NodeToStatus};
+use super::runner::Framework;
 use super::snapshot::Snapshot;
-use super::status::Status;
+use super::status::{NodeToStatus, Status};
 use crate::dra::assumed::ClaimAllocation;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;

@@ -1,11 +1,10 @@
 //! What PostFilter plugins report: their status and, from preemption, the candidates it found
-//! with their victims (what upstream's extenders exchange as `Victims`) and the node it chose.
+//! and the node it chose.
 
 use super::extender;
 use super::status::Status;
+use super::victims::Candidate;
 use crate::model::intern::Str;
-use crate::model::pod::Pod;
-use std::sync::Arc;
 
 /// What a PostFilter plugin did.
 #[derive(Clone, Debug)]
@@ -13,21 +12,6 @@ pub struct PostFilterOutcome {
     pub status: Status,
     /// What preemption found (DefaultPreemption).
     pub preemption: Option<Preemption>,
-}
-
-#[derive(Clone, Debug)]
-pub struct Victim {
-    pub pod: Arc<Pod>,
-    /// PodDisruptionBudgets (`namespace/name`) whose budget this eviction would exceed.
-    pub violates: Vec<String>,
-}
-
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    pub node: Str,
-    /// Most important first, as upstream orders them.
-    pub victims: Vec<Victim>,
-    pub num_pdb_violations: usize,
 }
 
 #[derive(Clone, Debug, Default)]

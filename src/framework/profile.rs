@@ -1,168 +1,66 @@
 //! Building a `Framework` from a profile's plugin sets as `NewFramework` does: plugins enabled per
 //! extension point, then multiPoint plugins expanded into every point they implement
 //! (`expandMultiPointPlugins`: `*` and per-point `disabled` lists, explicit per-point entries
-//! overriding multiPoint ones), then the score weights (`getScoreWeights`).
+//! overriding multiPoint ones), then the score weights (`getScoreWeights`). The plugins come from
+//! a registry the caller passes in.
 
 use super::cycle_state::StateSlots;
 use super::plugin::{Plugin, Points};
 use super::runner::Framework;
-use crate::plugins::{self, PluginArgs};
-use crate::release::{Release, ReleaseChoice};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::config::profile::{ExtensionPoint, ProfilePlugins};
+use crate::release::ReleaseChoice;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
+/// The order `getExtensionPoints` walks the points, which decides which error is reported first.
+const FRAMEWORK_ORDER: [ExtensionPoint; 12] = [
+    ExtensionPoint::PreFilter,
+    ExtensionPoint::Filter,
+    ExtensionPoint::PostFilter,
+    ExtensionPoint::Reserve,
+    ExtensionPoint::PreScore,
+    ExtensionPoint::Score,
+    ExtensionPoint::PreBind,
+    ExtensionPoint::Bind,
+    ExtensionPoint::PostBind,
+    ExtensionPoint::Permit,
+    ExtensionPoint::PreEnqueue,
+    ExtensionPoint::QueueSort,
+];
 
-/// The extension points a profile configures one by one (`Plugins` without `multiPoint`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExtensionPoint {
-    PreEnqueue,
-    QueueSort,
-    PreFilter,
-    Filter,
-    PostFilter,
-    PreScore,
-    Score,
-    Reserve,
-    Permit,
-    PreBind,
-    Bind,
-    PostBind,
-}
-
-impl ExtensionPoint {
-    /// In the order of the v1 `Plugins` fields.
-    pub const ALL: [ExtensionPoint; 12] = [
-        ExtensionPoint::PreEnqueue,
-        ExtensionPoint::QueueSort,
-        ExtensionPoint::PreFilter,
-        ExtensionPoint::Filter,
-        ExtensionPoint::PostFilter,
-        ExtensionPoint::PreScore,
-        ExtensionPoint::Score,
-        ExtensionPoint::Reserve,
-        ExtensionPoint::Permit,
-        ExtensionPoint::PreBind,
-        ExtensionPoint::Bind,
-        ExtensionPoint::PostBind,
-    ];
-
-    /// The order `getExtensionPoints` walks them, which decides which error is reported first.
-    const FRAMEWORK_ORDER: [ExtensionPoint; 12] = [
-        ExtensionPoint::PreFilter,
-        ExtensionPoint::Filter,
-        ExtensionPoint::PostFilter,
-        ExtensionPoint::Reserve,
-        ExtensionPoint::PreScore,
-        ExtensionPoint::Score,
-        ExtensionPoint::PreBind,
-        ExtensionPoint::Bind,
-        ExtensionPoint::PostBind,
-        ExtensionPoint::Permit,
-        ExtensionPoint::PreEnqueue,
-        ExtensionPoint::QueueSort,
-    ];
-
-    /// The field name in a v1 `Plugins` (`profiles[i].plugins.<field>`).
-    pub fn field(self) -> &'static str {
-        match self {
-            ExtensionPoint::PreEnqueue => "preEnqueue",
-            ExtensionPoint::QueueSort => "queueSort",
-            ExtensionPoint::PreFilter => "preFilter",
-            ExtensionPoint::Filter => "filter",
-            ExtensionPoint::PostFilter => "postFilter",
-            ExtensionPoint::PreScore => "preScore",
-            ExtensionPoint::Score => "score",
-            ExtensionPoint::Reserve => "reserve",
-            ExtensionPoint::Permit => "permit",
-            ExtensionPoint::PreBind => "preBind",
-            ExtensionPoint::Bind => "bind",
-            ExtensionPoint::PostBind => "postBind",
-        }
-    }
-
-    /// The Go interface a plugin implements for this point, as errors name it.
-    fn interface(self) -> &'static str {
-        match self {
-            ExtensionPoint::PreEnqueue => "PreEnqueuePlugin",
-            ExtensionPoint::QueueSort => "QueueSortPlugin",
-            ExtensionPoint::PreFilter => "PreFilterPlugin",
-            ExtensionPoint::Filter => "FilterPlugin",
-            ExtensionPoint::PostFilter => "PostFilterPlugin",
-            ExtensionPoint::PreScore => "PreScorePlugin",
-            ExtensionPoint::Score => "ScorePlugin",
-            ExtensionPoint::Reserve => "ReservePlugin",
-            ExtensionPoint::Permit => "PermitPlugin",
-            ExtensionPoint::PreBind => "PreBindPlugin",
-            ExtensionPoint::Bind => "BindPlugin",
-            ExtensionPoint::PostBind => "PostBindPlugin",
-        }
-    }
-
-    fn points(self) -> Points {
-        match self {
-            ExtensionPoint::PreEnqueue => Points::PRE_ENQUEUE,
-            ExtensionPoint::QueueSort => Points::QUEUE_SORT,
-            ExtensionPoint::PreFilter => Points::PRE_FILTER,
-            ExtensionPoint::Filter => Points::FILTER,
-            ExtensionPoint::PostFilter => Points::POST_FILTER,
-            ExtensionPoint::PreScore => Points::PRE_SCORE,
-            ExtensionPoint::Score => Points::SCORE,
-            ExtensionPoint::Reserve => Points::RESERVE,
-            ExtensionPoint::Permit => Points::PERMIT,
-            ExtensionPoint::PreBind => Points::PRE_BIND,
-            ExtensionPoint::Bind => Points::BIND,
-            ExtensionPoint::PostBind => Points::POST_BIND,
-        }
+/// The Go interface a plugin implements for an extension point, as errors name it.
+fn interface(e: ExtensionPoint) -> &'static str {
+    match e {
+        ExtensionPoint::PreEnqueue => "PreEnqueuePlugin",
+        ExtensionPoint::QueueSort => "QueueSortPlugin",
+        ExtensionPoint::PreFilter => "PreFilterPlugin",
+        ExtensionPoint::Filter => "FilterPlugin",
+        ExtensionPoint::PostFilter => "PostFilterPlugin",
+        ExtensionPoint::PreScore => "PreScorePlugin",
+        ExtensionPoint::Score => "ScorePlugin",
+        ExtensionPoint::Reserve => "ReservePlugin",
+        ExtensionPoint::Permit => "PermitPlugin",
+        ExtensionPoint::PreBind => "PreBindPlugin",
+        ExtensionPoint::Bind => "BindPlugin",
+        ExtensionPoint::PostBind => "PostBindPlugin",
     }
 }
 
-/// An enabled plugin (`config.Plugin`); a weight of 0 or none counts as 1 for score plugins.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PluginRef {
-    pub name: String,
-    pub weight: Option<i32>,
-}
-
-impl PluginRef {
-    pub fn new(name: &str, weight: Option<i32>) -> PluginRef {
-        PluginRef {
-            name: name.to_string(),
-            weight,
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PluginSet {
-    pub enabled: Vec<PluginRef>,
-    pub disabled: Vec<String>,
-}
-
-/// A profile's `plugins`, after v1 defaulting merged them with the default plugins.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ProfilePlugins {
-    pub multi_point: PluginSet,
-    /// Indexed like `ExtensionPoint::ALL`.
-    pub points: [PluginSet; 12],
-}
-
-impl ProfilePlugins {
-    pub fn point(&self, e: ExtensionPoint) -> &PluginSet {
-        &self.points[e as usize]
-    }
-
-    pub fn point_mut(&mut self, e: ExtensionPoint) -> &mut PluginSet {
-        &mut self.points[e as usize]
-    }
-
-    /// `pluginsNeeded`: every plugin enabled somewhere, multiPoint included.
-    pub fn needed(&self) -> BTreeSet<&str> {
-        self.points
-            .iter()
-            .chain(std::iter::once(&self.multi_point))
-            .flat_map(|s| s.enabled.iter().map(|p| p.name.as_str()))
-            .collect()
+/// The extension points of a plugin that extends `e`.
+fn points(e: ExtensionPoint) -> Points {
+    match e {
+        ExtensionPoint::PreEnqueue => Points::PRE_ENQUEUE,
+        ExtensionPoint::QueueSort => Points::QUEUE_SORT,
+        ExtensionPoint::PreFilter => Points::PRE_FILTER,
+        ExtensionPoint::Filter => Points::FILTER,
+        ExtensionPoint::PostFilter => Points::POST_FILTER,
+        ExtensionPoint::PreScore => Points::PRE_SCORE,
+        ExtensionPoint::Score => Points::SCORE,
+        ExtensionPoint::Reserve => Points::RESERVE,
+        ExtensionPoint::Permit => Points::PERMIT,
+        ExtensionPoint::PreBind => Points::PRE_BIND,
+        ExtensionPoint::Bind => Points::BIND,
+        ExtensionPoint::PostBind => Points::POST_BIND,
     }
 }
 
@@ -190,24 +88,24 @@ pub fn build(
     }
 
     let mut lists: [Vec<&str>; 12] = Default::default();
-    for e in ExtensionPoint::FRAMEWORK_ORDER {
+    for e in FRAMEWORK_ORDER {
         let list = &mut lists[e as usize];
         for p in &plugins.point(e).enabled {
             let Some(pl) = instances.get(p.name.as_str()) else {
-                return Err(format!("{} {:?} does not exist", e.interface(), p.name));
+                return Err(format!("{} {:?} does not exist", interface(e), p.name));
             };
-            if !pl.points().contains(e.points()) {
+            if !pl.points().contains(points(e)) {
                 return Err(format!(
                     "plugin {:?} does not extend {} plugin",
                     p.name,
-                    e.interface()
+                    interface(e)
                 ));
             }
             if list.contains(&p.name.as_str()) {
                 return Err(format!(
                     "plugin {:?} already registered as {:?}",
                     p.name,
-                    e.interface()
+                    interface(e)
                 ));
             }
             list.push(&p.name);
@@ -215,7 +113,7 @@ pub fn build(
     }
 
     if !plugins.multi_point.enabled.is_empty() {
-        for e in ExtensionPoint::FRAMEWORK_ORDER {
+        for e in FRAMEWORK_ORDER {
             let set = plugins.point(e);
             if set.disabled.iter().any(|d| d == "*") {
                 continue;
@@ -225,9 +123,9 @@ pub fn build(
             let mut multi: Vec<&str> = Vec::new();
             for p in &plugins.multi_point.enabled {
                 let Some(pl) = instances.get(p.name.as_str()) else {
-                    return Err(format!("{} {:?} does not exist", e.interface(), p.name));
+                    return Err(format!("{} {:?} does not exist", interface(e), p.name));
                 };
-                if !pl.points().contains(e.points()) || set.disabled.contains(&p.name) {
+                if !pl.points().contains(points(e)) || set.disabled.contains(&p.name) {
                     continue;
                 }
                 if explicit.contains(&p.name.as_str()) {
@@ -240,7 +138,7 @@ pub fn build(
                     return Err(format!(
                         "plugin {:?} already registered as {:?}",
                         p.name,
-                        e.interface()
+                        interface(e)
                     ));
                 }
                 multi.push(&p.name);
@@ -333,32 +231,4 @@ pub fn build(
         }
     }
     Ok(fw)
-}
-
-/// The release's default plugins as a profile's `plugins`.
-pub fn default_plugins(release: Release) -> ProfilePlugins {
-    ProfilePlugins {
-        multi_point: PluginSet {
-            enabled: plugins::default_plugins(&release.features())
-                .into_iter()
-                .map(|(name, weight)| PluginRef::new(name, weight.map(|w| w as i32)))
-                .collect(),
-            disabled: Vec::new(),
-        },
-        points: Default::default(),
-    }
-}
-
-/// The release's default profile.
-pub fn default_framework(release: ReleaseChoice) -> Framework {
-    let args = PluginArgs::default();
-    let features = release.release.features();
-    build(
-        DEFAULT_SCHEDULER_NAME,
-        &default_plugins(release.release),
-        None,
-        release,
-        &mut |name, slots| Ok(plugins::new_plugin(name, &args, &features, slots)),
-    )
-    .expect("the default plugins build")
 }

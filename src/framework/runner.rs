@@ -2,22 +2,21 @@
 //! point. `schedule_one` drives them through a scheduling cycle; preemption, replica sequences
 //! and plans call them through it or directly, never around them.
 
+use super::MAX_NODE_SCORE;
 use super::cycle_state::CycleState;
-use super::extender::{Extender, ExtenderConfig};
+use super::extender::Extender;
 use super::plugin::{Cx, Plugin, PreFilterNodes};
 use super::post_filter::PostFilterOutcome;
-use super::status::{Code, Status};
+use super::status::{Code, NodeToStatus, Status};
+use crate::config::extender::ExtenderConfig;
 use crate::dra::assumed::ClaimAllocation;
-use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
 use crate::release::Features;
 use crate::release::ReleaseChoice;
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-pub const MAX_NODE_SCORE: i64 = 100;
 /// `minFeasibleNodesToFind` and `minFeasibleNodesPercentageToFind` of schedule_one.go.
 const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
 const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
@@ -59,20 +58,6 @@ pub struct Framework {
     /// Their clients, in the same order, when the user lets them be called (`--call-extenders`);
     /// without them the cycle runs as if no extender were configured.
     pub extender_clients: Vec<Arc<dyn Extender>>,
-}
-
-/// `NodeToStatus`: the status of every node that failed, plus the one of nodes never filtered.
-#[derive(Clone, Debug)]
-pub struct NodeToStatus {
-    pub by_node: HashMap<Str, Status>,
-    /// Status of nodes absent from `by_node`.
-    pub absent: Status,
-}
-
-impl NodeToStatus {
-    pub fn get(&self, node: Str) -> &Status {
-        self.by_node.get(&node).unwrap_or(&self.absent)
-    }
 }
 
 /// What PreFilter decided (`RunPreFilterPlugins`).

@@ -148,7 +148,7 @@ fn place_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::profile::default_framework;
+    use crate::plugins::registry::default_framework;
     use crate::release::Release;
     use std::path::Path;
 

@@ -299,7 +299,7 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::framework::profile::default_framework;
+    use crate::plugins::registry::default_framework;
     use crate::release::Release;
     use crate::testing::{cluster, node, pod};
     use serde_json::json;

@@ -1,6 +1,9 @@
-//! `fwk.Status`: a code, the reasons, and the plugin that returned it.
+//! `fwk.Status`: a code, the reasons, and the plugin that returned it; and a cycle's statuses by
+//! node (`NodeToStatus`).
 
+use crate::model::intern::Str;
 use serde::Serialize;
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, PartialOrd, Ord, Hash)]
 pub enum Code {
@@ -104,5 +107,19 @@ impl Status {
     /// `Status.Message()`: the reasons joined by ", ".
     pub fn message(&self) -> String {
         self.reasons.join(", ")
+    }
+}
+
+/// `NodeToStatus`: the status of every node that failed, plus the one of nodes never filtered.
+#[derive(Clone, Debug)]
+pub struct NodeToStatus {
+    pub by_node: HashMap<Str, Status>,
+    /// Status of nodes absent from `by_node`.
+    pub absent: Status,
+}
+
+impl NodeToStatus {
+    pub fn get(&self, node: Str) -> &Status {
+        self.by_node.get(&node).unwrap_or(&self.absent)
     }
 }

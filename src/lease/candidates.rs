@@ -4,7 +4,7 @@
 //! emulationVersion, then lowest binaryVersion, then the oldest candidate; candidates not renewed
 //! for 30 minutes or with an unparsable version take no part.
 
-use super::table::human;
+use super::duration::human;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use serde::Serialize;

@@ -4,6 +4,7 @@
 //! with fixed times and the same code serves the live API, `--watch` and snapshot files.
 
 pub mod candidates;
+pub mod duration;
 pub mod heartbeat;
 pub mod table;
 pub mod timeline;
@@ -370,12 +371,12 @@ fn renewed_sentence(verb: &str, since: SignedDuration) -> String {
     if since < -SKEW_TOLERANCE {
         format!(
             "renewTime is {} in the future: the holder's clock runs ahead of the API server's",
-            table::human(since.abs())
+            duration::human(since.abs())
         )
     } else if since < SignedDuration::from_millis(100) {
         format!("{verb} just now")
     } else {
-        format!("{verb} {} ago", table::human(since))
+        format!("{verb} {} ago", duration::human(since))
     }
 }
 
@@ -400,7 +401,7 @@ fn reason(lease: &Lease, a: &Assessment) -> String {
         .since_renewal
         .map(|s| renewed_sentence(verb, s))
         .unwrap_or_default();
-    let duration = a.duration.map(table::human).unwrap_or_default();
+    let duration = a.duration.map(duration::human).unwrap_or_default();
     match a.status {
         Status::Released if a.since_renewal.is_some() => {
             format!("no holder ({since}); {}", next_holder(lease))
@@ -418,8 +419,9 @@ fn reason(lease: &Lease, a: &Assessment) -> String {
             "{since}: more than a third of its {duration} without renewal, so renewals are being missed"
         ),
         Status::Expired => {
-            let ago =
-                table::human(a.since_renewal.unwrap_or_default() - a.duration.unwrap_or_default());
+            let ago = duration::human(
+                a.since_renewal.unwrap_or_default() - a.duration.unwrap_or_default(),
+            );
             if strategy(lease).is_some() {
                 format!(
                     "{since}: expired {ago} ago, and the API server's leader-election controller has not elected a new holder (no candidate answers its pings?)"

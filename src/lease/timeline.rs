@@ -4,7 +4,7 @@
 //! from when a renewal was seen, by the API server's clock, as client-go's standbys time them
 //! from when they saw the record: a holder whose clock is off does not make its lease look dead.
 
-use super::table::human;
+use super::duration::human;
 use super::{NODE_LEASE_NAMESPACE, Selection, holder, lease_duration, plus, renew_time, strategy};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};

@@ -4,7 +4,8 @@
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points};
 use crate::framework::post_filter::PostFilterOutcome;
-use crate::framework::runner::{Framework, NodeToStatus};
+use crate::framework::runner::Framework;
+use crate::framework::status::NodeToStatus;
 use crate::preemption;
 
 pub const NAME: &str = "DefaultPreemption";

@@ -12,7 +12,8 @@ use crate::dra::assumed::{ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY, extended_re
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::post_filter::PostFilterOutcome;
-use crate::framework::runner::{Framework, NodeToStatus};
+use crate::framework::runner::Framework;
+use crate::framework::status::NodeToStatus;
 use crate::framework::status::Status;
 use crate::model::dra::objects::{
     AllocationMode, Claim, ClaimSpec, DEVICE_CLASS_RESOURCE_PREFIX, DeviceId, Dra, ExactRequest,
@@ -949,9 +950,9 @@ mod tests {
 
 #[cfg(test)]
 mod replica_tests {
-    use crate::framework::profile::default_framework;
     use crate::framework::sequence::place;
     use crate::framework::snapshot::Snapshot;
+    use crate::plugins::registry::default_framework;
     use crate::release::Release;
     use crate::testing::{cluster, device_class, gpu_slice, node, pod};
     use serde_json::json;

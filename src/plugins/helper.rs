@@ -1,6 +1,6 @@
 //! Helpers shared by plugins (`framework/plugins/helper`).
 
-use crate::framework::runner::MAX_NODE_SCORE;
+use crate::framework::MAX_NODE_SCORE;
 
 /// `DefaultNormalizeScore`: scales scores to 0..=100 by the highest; `reverse` flips them.
 pub fn default_normalize_score(scores: &mut [i64], reverse: bool) {

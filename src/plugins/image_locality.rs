@@ -1,9 +1,9 @@
 //! ImageLocality (Score): favours nodes that already have the pod's images, scaled by how widely
 //! each image is spread over the cluster.
 
+use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
-use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
 

@@ -1,9 +1,9 @@
 //! InterPodAffinity (PreFilter, Filter, PreScore, Score): the pod's required and preferred
 //! (anti-)affinity to other pods, and existing pods' anti-affinity against it.
 
+use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
-use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::Status;
 use crate::model::affinity::{AffinityTerm, WeightedAffinityTerm};
 use crate::model::cluster::Cluster;

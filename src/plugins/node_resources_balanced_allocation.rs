@@ -2,9 +2,9 @@
 //! close to each other once the pod is placed.
 
 use super::resource_allocation::{self, ResourceSpec, Usage};
+use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
-use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
 

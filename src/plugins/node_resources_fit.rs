@@ -4,9 +4,9 @@
 
 use super::helper::{ShapePoint, broken_linear};
 use super::resource_allocation::{self, ResourceSpec};
+use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
-use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::{Code, Status};
 use crate::model::dra::objects::Dra;
 use crate::model::intern::Str;

@@ -6,9 +6,9 @@
 //! adjust those counts for preemption and nominated pods. PreScore counts the domains of the
 //! feasible nodes for the ScheduleAnyway constraints; Score reads them.
 
+use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
-use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::snapshot::Snapshot;
 use crate::framework::status::Status;
 use crate::model::cluster::Workloads;

@@ -14,9 +14,9 @@ use super::storage::{
     node_affinity_matches, parse_volume_node_affinity, pvc_not_found, volume_bound_to_claim,
     volume_capacity, volume_class, volume_mode_mismatch,
 };
+use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
-use crate::framework::runner::MAX_NODE_SCORE;
 use crate::framework::status::{Code, Status};
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;

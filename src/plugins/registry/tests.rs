@@ -1,10 +1,23 @@
-//! Whole configurations: defaulting, `*`, weights, plugin arguments, and the errors
-//! kube-scheduler gives for invalid ones (v1.34.1 unless a test names another release).
+//! Whole configurations, read and built into frameworks: defaulting, `*`, weights, plugin
+//! arguments, and the errors kube-scheduler gives for invalid ones (v1.34.1 unless a test names
+//! another release).
 
 use super::*;
-use crate::plugins::helper::ShapePoint;
-use crate::plugins::node_resources_fit::Strategy;
+use crate::config;
 use crate::plugins::pod_topology_spread::DefaultingType;
+use crate::release::Release;
+
+/// The frameworks of a configuration.
+struct Loaded {
+    frameworks: Vec<Framework>,
+}
+
+fn from_text(text: &str, release: ReleaseChoice) -> Result<Loaded, Failure> {
+    let cfg = config::from_text(text, release.release)?;
+    Ok(Loaded {
+        frameworks: super::frameworks(&cfg, release)?,
+    })
+}
 
 const HEADER: &str =
     "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
@@ -41,16 +54,14 @@ fn scores(fw: &Framework) -> Vec<(&'static str, i64)> {
 
 /// The plugin arguments of every profile, as the frameworks get them.
 fn plugin_args(body: &str) -> Vec<PluginArgs> {
-    let text = format!("{HEADER}{body}");
-    let doc = node::parse(&text).unwrap();
-    let (_, profiles) = decode_and_default(&text, &doc, Release::OLDEST).unwrap();
-    profiles
+    let cfg = config::from_text(&format!("{HEADER}{body}"), Release::OLDEST).unwrap();
+    cfg.profiles
         .iter()
         .map(|p| {
             let mut out = PluginArgs::default();
             for c in &p.plugin_config {
                 assert!(
-                    c.args.apply(&mut out, &Release::OLDEST.features()).is_ok(),
+                    apply(&c.args, &mut out, &Release::OLDEST.features()).is_ok(),
                     "{}",
                     c.name
                 );
@@ -67,7 +78,7 @@ fn without<'a>(list: &[&'a str], name: &str) -> Vec<&'a str> {
 #[test]
 fn an_empty_configuration_is_the_default_profile() {
     let fws = frameworks("");
-    let default = profile::default_framework(Release::OLDEST.into());
+    let default = default_framework(Release::OLDEST.into());
     assert_eq!(fws.len(), 1);
     let fw = &fws[0];
     assert_eq!(fw.profile, "default-scheduler");
@@ -91,7 +102,7 @@ fn an_empty_configuration_is_the_default_profile() {
 
 #[test]
 fn disabling_a_plugin_for_one_point_keeps_it_elsewhere() {
-    let default = profile::default_framework(Release::OLDEST.into());
+    let default = default_framework(Release::OLDEST.into());
     let fw = &frameworks(
         "profiles:\n- plugins:\n    filter:\n      disabled:\n      - name: NodeResourcesFit\n",
     )[0];
@@ -105,7 +116,7 @@ fn disabling_a_plugin_for_one_point_keeps_it_elsewhere() {
 
 #[test]
 fn disabling_in_multi_point_removes_it_everywhere() {
-    let default = profile::default_framework(Release::OLDEST.into());
+    let default = default_framework(Release::OLDEST.into());
     let fw = &frameworks(
         "profiles:\n- plugins:\n    multiPoint:\n      disabled:\n      - name: TaintToleration\n",
     )[0];
@@ -608,7 +619,7 @@ fn extenders_decode_every_field_and_run_ignorable_ones_last() {
     assert_eq!(quota.managed_resources[0].name, "example.com/gpu");
     assert_eq!(
         fws[0].extenders[1].timeout(),
-        Some(crate::framework::extender::DEFAULT_HTTP_TIMEOUT)
+        Some(crate::config::extender::DEFAULT_HTTP_TIMEOUT)
     );
 }
 
