@@ -273,8 +273,16 @@ fn the_files_of_a_module_import_each_other_in_one_direction() {
         }
     }
     for &(module, from, to) in ONE_UNIT {
-        assert!(graphs[module][from].contains(to), "{module}: {from} no longer uses {to}");
-        graphs.get_mut(module).unwrap().get_mut(from).unwrap().remove(to);
+        assert!(
+            graphs[module][from].contains(to),
+            "{module}: {from} no longer uses {to}"
+        );
+        graphs
+            .get_mut(module)
+            .unwrap()
+            .get_mut(from)
+            .unwrap()
+            .remove(to);
     }
     let mut cycles: Vec<String> = Vec::new();
     for (module, g) in &graphs {

@@ -3,7 +3,7 @@
 //! real scheduler's latest FailedScheduling message is shown beside the computed one.
 //! `explain --all-pending`: every pending pod, one line each.
 
-use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
+use super::profiles::{frameworks, load_options, profile_for, release};
 use super::render::{print_structured, print_text, table_options};
 use super::source::Source;
 use super::whatif::render;
@@ -139,7 +139,6 @@ fn event_lines(event: Option<&SchedulerEvent>, expected: bool, style: Style) -> 
 }
 
 pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
-    keep_objects_for_extenders(&args.scheduler);
     if args.plan.any() && !args.all_pending {
         return Err(Failure::bad_input(anyhow!(
             "changes (--drain, --cordon, …) and --seed go with --all-pending; to place one pod on a changed cluster, use whatif -f POD with the changes"
@@ -162,10 +161,13 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     };
     let (ns, name) = parse_pod_ref(pod_ref, &source.namespace(global))
         .map_err(|e| Failure::bad_input(anyhow!(e)))?;
-    let cluster = source.load(&Plan {
-        pod: Some((ns.clone(), name.clone())),
-        ..Default::default()
-    })?;
+    let cluster = source.load(
+        &Plan {
+            pod: Some((ns.clone(), name.clone())),
+            ..Default::default()
+        },
+        load_options(&args.scheduler),
+    )?;
     let fws = frameworks(
         global,
         &args.scheduler,
@@ -313,10 +315,13 @@ fn brief(e: &Explanation) -> String {
 fn all_pending(global: &GlobalArgs, args: &ExplainArgs, source: &Source) -> Outcome {
     // `-A` is every namespace, as in kubectl; `--all-pending` honours `-n`.
     let namespace = global.namespace.as_deref().filter(|_| !args.all_namespaces);
-    let cluster = source.load(&Plan {
-        pending_events: true,
-        ..Default::default()
-    })?;
+    let cluster = source.load(
+        &Plan {
+            pending_events: true,
+            ..Default::default()
+        },
+        load_options(&args.scheduler),
+    )?;
     let fws = frameworks(
         global,
         &args.scheduler,

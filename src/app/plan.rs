@@ -11,8 +11,10 @@ use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{self, GlobalArgs, Output, PlanArgs};
 use crate::framework::runner::Framework;
 use crate::model::cluster::Cluster;
+use crate::model::intern::Interner;
 use crate::model::intern::Str;
 use crate::model::node::{LABEL_HOSTNAME, Node};
+use crate::model::parse::{LoadOptions, Parse};
 use crate::plan::{self, daemonset, edit::Edit};
 use crate::source::file;
 use anyhow::anyhow;
@@ -82,7 +84,12 @@ fn node_manifest(path: &str) -> Result<Node, Failure> {
             k8s.metadata.name.as_deref().unwrap_or("")
         )));
     }
-    let mut node = Node::from_k8s(&k8s).map_err(|e| bad(e.to_string()))?;
+    let strings = Interner::new();
+    let parse = Parse {
+        strings: &strings,
+        keep_api_objects: false,
+    };
+    let mut node = Node::from_k8s(&k8s, &parse).map_err(|e| bad(e.to_string()))?;
     if node.labels.get_str(LABEL_HOSTNAME).is_none() {
         node.labels.insert(Str::new(LABEL_HOSTNAME), node.name);
     }
@@ -140,7 +147,7 @@ pub fn whatif(
         )));
     }
     let source = Source::open(global)?;
-    let cluster = source.load(&Default::default())?;
+    let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
         global,
         &args.scheduler,
@@ -207,7 +214,7 @@ pub fn all_pending(
     source: &Source,
     edits: Vec<Edit>,
 ) -> Outcome {
-    let cluster = source.load(&Default::default())?;
+    let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
         global,
         &args.scheduler,

@@ -6,6 +6,7 @@ use super::source::Source;
 use crate::cli::{GlobalArgs, SchedulerArgs};
 use crate::framework::runner::Framework;
 use crate::model::cluster::Cluster;
+use crate::model::parse::LoadOptions;
 use crate::plugins::registry;
 use crate::release::{ReleaseChoice, ReleaseError};
 use crate::source::live;
@@ -34,11 +35,11 @@ pub fn release(
     })
 }
 
-/// With `--call-extenders`, nodes and pods keep their API objects, which extenders are sent:
-/// called before anything is read.
-pub fn keep_objects_for_extenders(args: &SchedulerArgs) {
-    if args.call_extenders {
-        crate::model::api_object::keep();
+/// How the cluster is parsed: with `--call-extenders`, nodes and pods keep their API objects,
+/// which extenders are sent.
+pub fn load_options(args: &SchedulerArgs) -> LoadOptions {
+    LoadOptions {
+        keep_api_objects: args.call_extenders,
     }
 }
 

@@ -1,7 +1,7 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
 use super::plan;
-use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
+use super::profiles::{frameworks, load_options, profile_for, release};
 use super::render::{print_structured, print_text, table_options};
 use super::source::{Source, limits};
 use super::workload::load_pod;
@@ -40,9 +40,8 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         )));
     };
     let document = (display, docs.remove(0));
-    keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
-    let cluster = source.load(&Default::default())?;
+    let cluster = source.load(&Default::default(), load_options(&args.scheduler))?;
     let display = document.0.clone();
     let (pod, workload) = load_pod(
         document,

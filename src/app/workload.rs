@@ -9,7 +9,7 @@
 use super::Failure;
 use super::render::warn;
 use crate::model::cluster::Cluster;
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::labels::{Labels, Requirement, Selector};
 use crate::model::pod::Pod;
 use crate::model::validate::{Errors, quoted};
@@ -150,7 +150,7 @@ fn template_labels(t: &Template) -> BTreeMap<String, String> {
 
 /// The workload's selector must select its own template (`selector` does not match template
 /// `labels`), and may not be empty.
-fn selects_template(t: &mut Template, kind: &str) {
+fn selects_template(t: &mut Template, kind: &str, strings: &Interner) {
     let labels = template_labels(t);
     let Some(sel) = &t.selector else {
         t.errors.push("spec.selector", "Required value");
@@ -168,9 +168,9 @@ fn selects_template(t: &mut Template, kind: &str) {
         );
         return;
     }
-    match Selector::from_label_selector(Some(sel)) {
+    match Selector::from_label_selector(Some(sel), strings) {
         Err(e) => t.errors.push("spec.selector", e),
-        Ok(s) if !s.matches(&Labels::from_map(&labels)) => t.errors.push(
+        Ok(s) if !s.matches(&Labels::from_map(&labels, strings)) => t.errors.push(
             "spec.template.metadata.labels",
             format!(
                 "Invalid value: {}: `selector` does not match template `labels`",
@@ -186,6 +186,7 @@ fn decode_template(
     object: &str,
     kind: &str,
     value: &Value,
+    strings: &Interner,
 ) -> Result<Template, Failure> {
     let mut t = match kind {
         "Deployment" => {
@@ -295,7 +296,7 @@ fn decode_template(
         replicas_field(&mut t.errors, "spec.replicas", t.replicas);
         let template = t.template.clone();
         restart_policy(&mut t.errors, "spec", template.as_ref(), &["Always"]);
-        selects_template(&mut t, kind);
+        selects_template(&mut t, kind, strings);
     }
     if t.template.as_ref().is_none_or(|t| t.spec.is_none()) {
         let at = if kind == "CronJob" {
@@ -332,7 +333,12 @@ fn job_template(meta: ObjectMeta, spec: JobSpec, at: &str) -> Template {
 }
 
 /// Reads a Pod or a workload's pod template; `namespace` is where an object without one goes.
-pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Workload, Failure> {
+pub fn from_value(
+    display: &str,
+    value: Value,
+    namespace: &str,
+    strings: &Interner,
+) -> Result<Workload, Failure> {
     let kind = kind_of(display, &value)?.to_string();
     let meta = value.get("metadata");
     let field = |key: &str| {
@@ -355,7 +361,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
             owner: None,
         });
     }
-    let t = decode_template(display, &object, &kind, &value)?;
+    let t = decode_template(display, &object, &kind, &value, strings)?;
     if !t.errors.0.is_empty() {
         return Err(Failure::bad_input(anyhow!(
             "{display}: {object} is invalid:\n  {}",
@@ -366,7 +372,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
     let template = t.template.unwrap_or_default();
     let mut compiled = match (&t.selector, kind.as_str()) {
         (_, "ReplicationController" | "Job" | "CronJob" | "DaemonSet") | (None, _) => None,
-        (Some(sel), _) => Selector::from_label_selector(Some(sel)).ok(),
+        (Some(sel), _) => Selector::from_label_selector(Some(sel), strings).ok(),
     };
     let mut pod_meta = template.metadata.unwrap_or_default();
     pod_meta.namespace = t.meta.namespace.clone();
@@ -397,7 +403,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
             OwnerKind::ReplicationController,
             Str::new(&name),
             None,
-            rc_selector.map(Labels::from_map),
+            rc_selector.map(|l| Labels::from_map(l, strings)),
         )),
         _ => None,
     };
@@ -480,7 +486,7 @@ pub fn load_pod(
     namespace: &str,
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
-    let mut w = from_value(&display, value, namespace)?;
+    let mut w = from_value(&display, value, namespace, &cluster.strings)?;
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()
@@ -555,6 +561,7 @@ pub fn load_pod(
     {
         warn(&format!("{display}: {warning}"));
     }
-    let parsed = Pod::from_k8s(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
+    let parsed = Pod::from_k8s(pod, &cluster.parse())
+        .map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
     Ok((parsed, w))
 }

@@ -1492,6 +1492,10 @@ fn violates_policy(value: Quantity, cap: &CapacityEntry) -> bool {
 mod tests {
     use super::*;
     use crate::model::cluster::Cluster;
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::testing::{cluster, device_class, gpu_slice, node, resource_claim};
     use serde_json::{Value, json};
     use std::sync::Arc;
@@ -1540,8 +1544,10 @@ mod tests {
         let c: Arc<Cluster> = cluster(items);
         let dra = &c.dra;
         let claim = &dra.claims[&(Str::new("default"), Str::new("c"))];
-        let labels =
-            crate::model::labels::Labels::from_map(&[("zone".to_string(), "a".to_string())].into());
+        let labels = crate::model::labels::Labels::from_map(
+            &[("zone".to_string(), "a".to_string())].into(),
+            &Interner::new(),
+        );
         let node = NodeRef {
             name: Str::new("node-1"),
             labels: &labels,

@@ -148,6 +148,10 @@ fn place_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::plugins::registry::default_framework;
     use crate::release::Release;
     use std::path::Path;
@@ -159,7 +163,10 @@ mod tests {
         let mut p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(v).ok()?;
         crate::model::defaults::pod(&mut p, "default");
         p.spec.as_mut()?.priority.get_or_insert(0);
-        Some((Arc::new(cluster), Pod::from_k8s(&p).ok()?))
+        Some((
+            Arc::new(cluster),
+            Pod::from_k8s(&p, &Parse::new(&Interner::new())).ok()?,
+        ))
     }
 
     /// With a cache, every cycle of a replica sequence answers exactly as a cold cycle does, in
@@ -268,9 +275,12 @@ mod tests {
         let mut p = pod("ns/w", None, "1", 0, json!({}));
         p["spec"]["volumes"] =
             json!([{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]);
-        let template = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
+        let template = crate::model::cluster::convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let mut snapshot = Snapshot::new(c, None);
         let seq = place(
             &default_framework(Release::OLDEST.into()),

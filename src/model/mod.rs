@@ -13,6 +13,7 @@ pub mod labels;
 pub mod node;
 pub mod node_info;
 pub mod node_selector;
+pub mod parse;
 pub mod pod;
 pub mod quantity;
 pub mod resource;

@@ -3,7 +3,7 @@
 //! the objects of a dump, which a hand-edited dump may have broken.
 
 use super::labels::{
-    Operator, Requirement, is_dns1123_subdomain, validate_label_key, validate_label_value,
+    Operator, check_requirement, is_dns1123_subdomain, validate_label_key, validate_label_value,
 };
 use super::quantity::Quantity;
 use k8s_openapi::api::core::v1 as k8s;
@@ -337,7 +337,7 @@ fn label_selector(
             );
             continue;
         };
-        if let Err(err) = Requirement::new(&e.key, op, e.values.as_deref().unwrap_or(&[])) {
+        if let Err(err) = check_requirement(&e.key, op, e.values.as_deref().unwrap_or(&[])) {
             errs.push(&f, err);
         }
     }

@@ -386,7 +386,7 @@ impl Edit {
                         cluster.csi_nodes.insert(name, Arc::new(c));
                     }
                     for p in &originals {
-                        let copy = daemonset::copy_to(p, name);
+                        let copy = daemonset::copy_to(p, name, &cluster.strings);
                         if p.mirror {
                             // The kubelet runs static pods without the scheduler.
                             cluster.pods.push(Arc::new(copy));

@@ -8,7 +8,9 @@ use super::edit::Edit;
 use super::report::{self, OutcomeKind};
 use super::*;
 use crate::model::cluster::convert_pod;
+use crate::model::intern::Interner;
 use crate::model::node::LABEL_ZONE;
+use crate::model::parse::Parse;
 use crate::plugins::registry::default_framework;
 use crate::release::Release;
 use crate::testing::{cluster, node, pod};
@@ -49,9 +51,12 @@ fn pdb(name: &str, app: &str, allowed: i32, current: i32, desired: i32) -> Value
 }
 
 fn model(v: Value) -> Pod {
-    convert_pod(serde_json::from_value(v).unwrap())
-        .unwrap()
-        .into_pod()
+    convert_pod(
+        serde_json::from_value(v).unwrap(),
+        &Parse::new(&Interner::new()),
+    )
+    .unwrap()
+    .into_pod()
 }
 
 struct Ask {

@@ -8,7 +8,10 @@ use super::helper::default_normalize_score;
 use crate::dra::allocator::{
     self, AllocError, AllocatorFeatures, ClaimInput, DeviceResult, NodeRef, RequestCensus,
 };
-use crate::dra::assumed::{ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY, extended_resource_claim};
+use crate::dra::assumed::{
+    ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY, EXTENDED_CLAIM_IN_MEMORY_NAME,
+    extended_resource_claim,
+};
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::post_filter::PostFilterOutcome;
@@ -19,7 +22,7 @@ use crate::model::dra::objects::{
     AllocationMode, Claim, ClaimSpec, DEVICE_CLASS_RESOURCE_PREFIX, DeviceId, Dra, ExactRequest,
     FIRST_AVAILABLE_MAX_SIZE, Request, RequestKind,
 };
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::{ClaimSource, Pod};
 use crate::model::resource::ContainerResources;
@@ -153,7 +156,7 @@ fn is_dra_extended_resource(name: Str) -> bool {
 /// is the resource's place among the container's sorted requests). Init containers that run
 /// before the others reuse what long-lived containers get, and only the largest of their
 /// remaining requests is kept.
-fn extended_claim_spec(pod: &Pod, wanted: &[Str], dra: &Dra) -> ClaimSpec {
+fn extended_claim_spec(pod: &Pod, wanted: &[Str], dra: &Dra, strings: &Interner) -> ClaimSpec {
     let res = &pod.resources;
     let containers: Vec<&ContainerResources> =
         res.init_containers.iter().chain(&res.containers).collect();
@@ -162,7 +165,7 @@ fn extended_claim_spec(pod: &Pod, wanted: &[Str], dra: &Dra) -> ClaimSpec {
         let mut keys: Vec<&str> = c.requests.iter().map(|(k, _)| k.as_str()).collect();
         keys.sort_unstable();
         let j = keys.iter().position(|k| *k == name.as_str()).unwrap_or(0);
-        let name = Str::new(format!("container-{i}-request-{j}"));
+        let name = strings.intern(format!("container-{i}-request-{j}"));
         (
             name,
             ExactRequest {
@@ -410,7 +413,7 @@ impl DynamicResources {
             Some(c) => Arc::clone(c),
             None => Arc::new(extended_resource_claim(
                 pod,
-                Str::new(EXTENDED_CLAIM_IN_MEMORY),
+                Str::from_static(&EXTENDED_CLAIM_IN_MEMORY_NAME),
                 Str::empty(),
             )),
         };
@@ -446,7 +449,12 @@ impl DynamicResources {
         if (state.user_claims().is_empty() && wanted.is_empty()) || claim.allocation.is_some() {
             return Ok(None);
         }
-        Ok(Some(extended_claim_spec(cx.pod, &wanted, dra)))
+        Ok(Some(extended_claim_spec(
+            cx.pod,
+            &wanted,
+            dra,
+            &cx.snapshot.cluster.strings,
+        )))
     }
 
     /// `validateDeviceClass`.
@@ -741,6 +749,10 @@ impl Plugin for DynamicResources {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::release::Release;
     use crate::testing::{
         cluster, device_class, explain_as, gpu_slice, node, pod, resource_claim, with_claims,
@@ -974,9 +986,12 @@ mod replica_tests {
         let mut p = pod("default/app", None, "100m", 0, json!({}));
         p["spec"]["resourceClaims"] =
             json!([{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]);
-        let p = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
+        let p = crate::model::cluster::convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &crate::model::parse::Parse::new(&crate::model::intern::Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let fw = default_framework(Release::NEWEST.into());
         let mut snapshot = Snapshot::new(c, None);
         let seq = place(&fw, &mut snapshot, &p, 3);
@@ -1004,9 +1019,12 @@ mod replica_tests {
         ]);
         let mut p = pod("default/app", None, "100m", 0, json!({}));
         p["spec"]["containers"][0]["resources"]["limits"] = json!({"example.com/gpu": "1"});
-        let p = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
+        let p = crate::model::cluster::convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &crate::model::parse::Parse::new(&crate::model::intern::Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let fw = default_framework(Release::NEWEST.into());
         let mut snapshot = Snapshot::new(c, None);
         let seq = place(&fw, &mut snapshot, &p, 3);

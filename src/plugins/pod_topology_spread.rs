@@ -11,8 +11,8 @@ use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::snapshot::Snapshot;
 use crate::framework::status::Status;
-use crate::model::cluster::Workloads;
-use crate::model::intern::Str;
+use crate::model::cluster::{Cluster, Workloads};
+use crate::model::intern::{Interner, Str};
 use crate::model::labels::{Labels, Selector};
 use crate::model::node::{LABEL_HOSTNAME, LABEL_ZONE, Node};
 use crate::model::node_info::NodeInfo;
@@ -159,18 +159,23 @@ fn parse_constraints(
     list: &[k8s::TopologySpreadConstraint],
     pod_labels: &Labels,
     action: Action,
+    strings: &Interner,
 ) -> Result<Vec<Constraint>, String> {
     let mut out = Vec::new();
     for c in list
         .iter()
         .filter(|c| c.when_unsatisfiable == action.as_str())
     {
-        let mut selector = Selector::from_label_selector(c.label_selector.as_ref())?;
+        let mut selector = Selector::from_label_selector(c.label_selector.as_ref(), strings)?;
         let pairs: Vec<(Str, Str)> = c
             .match_label_keys
             .iter()
             .flatten()
-            .filter_map(|key| pod_labels.get_str(key).map(|value| (Str::new(key), value)))
+            .filter_map(|key| {
+                pod_labels
+                    .get_str(key)
+                    .map(|value| (strings.intern(key), value))
+            })
             .collect();
         if !pairs.is_empty()
             && let Selector::Requirements(reqs) = &selector
@@ -181,7 +186,7 @@ fn parse_constraints(
         }
         out.push(Constraint {
             max_skew: c.max_skew,
-            topology_key: Str::new(&c.topology_key),
+            topology_key: strings.intern(&c.topology_key),
             hostname: c.topology_key == LABEL_HOSTNAME,
             selector,
             min_domains: c.min_domains.unwrap_or(1),
@@ -458,29 +463,37 @@ impl PodTopologySpread {
     fn constraints(
         &self,
         pod: &Pod,
-        workloads: &Workloads,
+        cluster: &Cluster,
         action: Action,
     ) -> Result<Vec<Constraint>, String> {
+        let strings = &cluster.strings;
         if !pod.topology_spread_constraints.is_empty() {
-            return parse_constraints(&pod.topology_spread_constraints, &pod.labels, action)
-                .map_err(|e| {
-                    format!(
-                        "obtaining pod's {} topology spread constraints: {e}",
-                        action.hardness()
-                    )
-                });
-        }
-        let mut constraints = parse_constraints(&self.default_constraints, &pod.labels, action)
+            return parse_constraints(
+                &pod.topology_spread_constraints,
+                &pod.labels,
+                action,
+                strings,
+            )
             .map_err(|e| {
                 format!(
-                    "setting default {} topology spread constraints: {e}",
+                    "obtaining pod's {} topology spread constraints: {e}",
                     action.hardness()
                 )
-            })?;
+            });
+        }
+        let mut constraints =
+            parse_constraints(&self.default_constraints, &pod.labels, action, strings).map_err(
+                |e| {
+                    format!(
+                        "setting default {} topology spread constraints: {e}",
+                        action.hardness()
+                    )
+                },
+            )?;
         if constraints.is_empty() {
             return Ok(constraints);
         }
-        let selector = default_selector(pod, workloads);
+        let selector = default_selector(pod, &cluster.workloads);
         if selector.is_empty() {
             return Ok(Vec::new());
         }
@@ -508,17 +521,16 @@ impl Plugin for PodTopologySpread {
 
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
         let pod = cx.pod;
-        let constraints =
-            match self.constraints(pod, &cx.snapshot.cluster.workloads, Action::DoNotSchedule) {
-                Ok(c) if c.is_empty() => return (Status::skip(), None),
-                Ok(c) => c,
-                Err(e) => {
-                    return (
-                        Status::error(format!("get constraints from pod: {e}")),
-                        None,
-                    );
-                }
-            };
+        let constraints = match self.constraints(pod, &cx.snapshot.cluster, Action::DoNotSchedule) {
+            Ok(c) if c.is_empty() => return (Status::skip(), None),
+            Ok(c) => c,
+            Err(e) => {
+                return (
+                    Status::error(format!("get constraints from pod: {e}")),
+                    None,
+                );
+            }
+        };
         let nodes = &cx.snapshot.nodes;
         let per_node =
             count_matching_pods(cx.snapshot, &constraints, pod.namespace, |node, slots| {
@@ -644,12 +656,12 @@ impl Plugin for PodTopologySpread {
         // Only the system defaults let nodes without every key count (hostname spreading still
         // works on nodes without a zone label).
         let require_all = !pod.topology_spread_constraints.is_empty() || !self.system_defaulted;
-        let constraints =
-            match self.constraints(pod, &cx.snapshot.cluster.workloads, Action::ScheduleAnyway) {
-                Ok(c) if c.is_empty() => return Status::skip(),
-                Ok(c) => c,
-                Err(e) => return Status::error(format!("calculating preScoreState: {e}")),
-            };
+        let constraints = match self.constraints(pod, &cx.snapshot.cluster, Action::ScheduleAnyway)
+        {
+            Ok(c) if c.is_empty() => return Status::skip(),
+            Ok(c) => c,
+            Err(e) => return Status::error(format!("calculating preScoreState: {e}")),
+        };
         let mut ignored = HashSet::new();
         let mut counts: Vec<HashMap<Str, i64>> = vec![HashMap::new(); constraints.len()];
         for node in nodes {
@@ -818,6 +830,10 @@ mod tests {
     use crate::framework::snapshot::Snapshot;
     use crate::framework::status::Code;
     use crate::model::cluster::Cluster;
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::source::Dump;
     use serde_json::{Value, json};
 
@@ -835,7 +851,7 @@ mod tests {
                 other => panic!("unexpected kind {other}"),
             }
         }
-        Arc::new(Cluster::from_dump(dump).unwrap())
+        Arc::new(Cluster::from_dump(dump, LoadOptions::default()).unwrap())
     }
 
     fn node(name: &str, labels: Value) -> Value {
@@ -866,7 +882,7 @@ mod tests {
         )
         .unwrap();
         crate::model::defaults::pod(&mut p, "default");
-        Pod::from_k8s(&p).unwrap()
+        Pod::from_k8s(&p, &Parse::new(&Interner::new())).unwrap()
     }
 
     fn spread(key: &str, action: &str, max_skew: i32, extra: Value) -> Value {
@@ -1248,7 +1264,10 @@ mod tests {
         ]);
         let sel = |p: Value| {
             let p: k8s::Pod = serde_json::from_value(p).unwrap();
-            default_selector(&Pod::from_k8s(&p).unwrap(), &c.workloads)
+            default_selector(
+                &Pod::from_k8s(&p, &Parse::new(&Interner::new())).unwrap(),
+                &c.workloads,
+            )
         };
         let text = |s: Selector| {
             s.requirements()
@@ -1373,7 +1392,7 @@ mod tests {
                 .unwrap();
         let mut pod: k8s::Pod = crate::source::file::typed(&path, "Pod", docs.remove(0)).unwrap();
         crate::model::defaults::pod(&mut pod, "default");
-        let pod = Pod::from_k8s(&pod).unwrap();
+        let pod = Pod::from_k8s(&pod, &Parse::new(&Interner::new())).unwrap();
         let snapshot = Snapshot::new(cluster, None);
         let zone = k8s::TopologySpreadConstraint {
             max_skew: 1,

@@ -5,6 +5,7 @@ use super::decode::Decoder;
 use super::{Object, Reading};
 use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod, convert_pod};
 use crate::model::error::{ObjectError, ObjectErrors};
+use crate::model::parse::{LoadOptions, Parse};
 use serde::Deserializer;
 use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde_json::Value;
@@ -64,19 +65,23 @@ impl Default for Limits {
 
 /// Reads a path given to `--snapshot` into a cluster, with the default limits.
 pub fn load(path: &str) -> Result<Cluster, LoadError> {
-    load_with(path, Limits::default())
+    load_with(path, Limits::default(), LoadOptions::default())
 }
 
 /// Reads a path given to `--snapshot` into a cluster.
-pub fn load_with(path: &str, limits: Limits) -> Result<Cluster, LoadError> {
+pub fn load_with(path: &str, limits: Limits, options: LoadOptions) -> Result<Cluster, LoadError> {
     if path == "-" {
-        return build(path, [read_input("<stdin>", std::io::stdin(), limits)]);
+        return build(
+            path,
+            [read_input("<stdin>", std::io::stdin(), limits)],
+            options,
+        );
     }
     // Read lazily: one file's bytes in memory at a time.
     let files = files_under(Path::new(path))?
         .into_iter()
         .map(|file| read_file(&file.display().to_string(), limits));
-    build(path, files)
+    build(path, files, options)
 }
 
 fn read_file(path: &str, limits: Limits) -> Result<(String, Vec<u8>), LoadError> {
@@ -161,14 +166,19 @@ pub fn human_bytes(n: u64) -> String {
 
 /// Reads one file's content (`name` labels it in messages) into a cluster.
 pub fn load_bytes(name: &str, bytes: Vec<u8>) -> Result<Cluster, LoadError> {
-    build(name, [Ok((name.to_string(), bytes))])
+    build(
+        name,
+        [Ok((name.to_string(), bytes))],
+        LoadOptions::default(),
+    )
 }
 
 fn build(
     path: &str,
     files: impl IntoIterator<Item = Result<(String, Vec<u8>), LoadError>>,
+    options: LoadOptions,
 ) -> Result<Cluster, LoadError> {
-    let mut builder = ClusterBuilder::new();
+    let mut builder = ClusterBuilder::new(options);
     let mut tally = Tally::default();
     for file in files {
         let (name, bytes) = file?;
@@ -346,8 +356,8 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
 
-/// One object of the input: typed (a pod already converted) or of a kind the tool skips; or the
-/// fields of the object before it that the tool does not know.
+/// One object of the input: typed (a pod converted as soon as it is typed) or of a kind the tool
+/// skips; or the fields of the object before it that the tool does not know.
 enum Item {
     Object(Object),
     Pod(Box<Result<ConvertedPod, ObjectError>>),
@@ -360,8 +370,7 @@ enum Item {
 }
 
 impl Item {
-    /// The items of a typed object. Pods are converted on the spot so their API form is never
-    /// all in memory.
+    /// The items of a typed object.
     fn typed(
         kind: &str,
         object: Option<Object>,
@@ -369,7 +378,6 @@ impl Item {
         name: impl Fn() -> String,
     ) -> Vec<Item> {
         let item = match object {
-            Some(Object::Pod(p)) => Item::Pod(Box::new(convert_pod(*p))),
             Some(o) => Item::Object(o),
             None => Item::Skipped(kind.to_string()),
         };
@@ -384,6 +392,15 @@ impl Item {
                 paths: unknown,
             },
         ]
+    }
+
+    /// A pod converted on the spot (on the thread that typed it), so its API form is never all
+    /// in memory; any other item as it is.
+    fn converted(self, parse: &Parse) -> Item {
+        match self {
+            Item::Object(Object::Pod(p)) => Item::Pod(Box::new(convert_pod(*p, parse))),
+            other => other,
+        }
     }
 
     fn add_to(self, builder: &mut ClusterBuilder, tally: &mut Tally) {
@@ -546,10 +563,14 @@ fn add_batched<T: Sync, I: IntoIterator<Item = Item> + Send>(
 ) -> Result<(), LoadError> {
     use rayon::prelude::*;
     for (c, chunk) in pieces.chunks(BATCH).enumerate() {
-        let parsed: Vec<Result<I, LoadError>> = chunk
+        let parse = builder.parse();
+        let parsed: Vec<Result<Vec<Item>, LoadError>> = chunk
             .par_iter()
             .enumerate()
-            .map(|(i, piece)| objects(c * BATCH + i, piece))
+            .map(|(i, piece)| {
+                let items = objects(c * BATCH + i, piece)?;
+                Ok(items.into_iter().map(|i| i.converted(&parse)).collect())
+            })
             .collect();
         for items in parsed {
             for i in items? {
@@ -1300,7 +1321,7 @@ mod tests {
     use super::*;
 
     fn load_yaml(text: &str) -> Result<(Cluster, BTreeMap<String, usize>), LoadError> {
-        let mut builder = ClusterBuilder::new();
+        let mut builder = ClusterBuilder::new(LoadOptions::default());
         let mut tally = Tally::default();
         read_into(&mut builder, &mut tally, "t.yaml", text.into())?;
         let skipped = tally.skipped.clone();
@@ -1315,7 +1336,7 @@ mod tests {
 
     /// The full YAML parse: the whole text into generic values, each decoded as the API does.
     fn try_read_whole(text: &str) -> Result<Cluster, LoadError> {
-        let mut builder = ClusterBuilder::new();
+        let mut builder = ClusterBuilder::new(LoadOptions::default());
         let mut tally = Tally::default();
         let values = flattened("t.yaml", parse_yaml("t.yaml", text, 0)?)?;
         add_values(&mut builder, &mut tally, "t.yaml", &values)?;
@@ -1619,7 +1640,7 @@ mod tests {
     #[test]
     fn json_list_matches_yaml() {
         let json = br#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"x"},"spec":{"containers":[{"name":"c","image":"i"}]}}]}"#;
-        let mut builder = ClusterBuilder::new();
+        let mut builder = ClusterBuilder::new(LoadOptions::default());
         read_into(&mut builder, &mut Tally::default(), "t.json", json.to_vec()).unwrap();
         let cluster = builder.finish().unwrap();
         assert_eq!(cluster.nodes.len(), 1);
@@ -1655,7 +1676,7 @@ mod tests {
             ("kubectl.yaml", kubectl.into_bytes()),
             ("demo.json", json),
         ] {
-            let mut builder = ClusterBuilder::new();
+            let mut builder = ClusterBuilder::new(LoadOptions::default());
             read_into(&mut builder, &mut Tally::default(), name, bytes).unwrap();
             assert_eq!(fingerprint(&builder.finish().unwrap()), whole, "{name}");
         }
@@ -1682,7 +1703,7 @@ mod tests {
     fn type_errors_name_object_and_field() {
         let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: x}\nspec:\n  containers: 5\n";
         let err = read_into(
-            &mut ClusterBuilder::new(),
+            &mut ClusterBuilder::new(LoadOptions::default()),
             &mut Tally::default(),
             "p.yaml",
             text.as_bytes().to_vec(),

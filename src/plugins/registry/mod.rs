@@ -13,7 +13,7 @@ use crate::framework::cycle_state::StateSlots;
 use crate::framework::plugin::Plugin;
 use crate::framework::profile;
 use crate::framework::runner::Framework;
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::node_selector::{NodeSelector, PreferredSchedulingTerms};
 use crate::model::pod::DEFAULT_SCHEDULER_NAME;
 use crate::release::{Features, ReleaseChoice};
@@ -140,7 +140,12 @@ pub enum InitError {
 
 /// Sets a `pluginConfig` entry's (defaulted, validated) arguments into the plugins' arguments, as
 /// the plugin's factory reads them; NodeResourcesFit's are validated here, as its factory does.
-fn apply(args: &Args, out: &mut PluginArgs, features: &Features) -> Result<(), InitError> {
+fn apply(
+    args: &Args,
+    out: &mut PluginArgs,
+    features: &Features,
+    strings: &Interner,
+) -> Result<(), InitError> {
     match args {
         Args::NodeResourcesFit {
             ignored_resources,
@@ -207,14 +212,16 @@ fn apply(args: &Args, out: &mut PluginArgs, features: &Features) -> Result<(), I
                         a.required_during_scheduling_ignored_during_execution
                             .as_ref()
                     })
-                    .map(NodeSelector::parse),
+                    .map(|ns| NodeSelector::parse(ns, strings)),
                 added_preferred: a
                     .and_then(|a| {
                         a.preferred_during_scheduling_ignored_during_execution
                             .as_deref()
                     })
                     .filter(|t| !t.is_empty())
-                    .map(|t| PreferredSchedulingTerms::parse(t).map_err(InitError::Invalid))
+                    .map(|t| {
+                        PreferredSchedulingTerms::parse(t, strings).map_err(InitError::Invalid)
+                    })
                     .transpose()?,
             };
         }
@@ -240,6 +247,8 @@ fn apply(args: &Args, out: &mut PluginArgs, features: &Features) -> Result<(), I
 /// configuration's extenders.
 pub fn frameworks(cfg: &Configuration, release: ReleaseChoice) -> Result<Vec<Framework>, Failure> {
     let features = release.release.features();
+    // The strings of the plugins' arguments (added node affinity).
+    let strings = Interner::new();
     let mut profiles = cfg.profiles.clone();
     if !cfg.extenders.is_empty() {
         // Resources managed by extenders and ignored by the scheduler replace NodeResourcesFit's
@@ -281,7 +290,7 @@ pub fn frameworks(cfg: &Configuration, release: ReleaseChoice) -> Result<Vec<Fra
         let mut init_errors: BTreeMap<&str, String> = BTreeMap::new();
         let needed = p.plugins.needed();
         for c in &p.plugin_config {
-            match apply(&c.args, &mut plugin_args, &features) {
+            match apply(&c.args, &mut plugin_args, &features, &strings) {
                 Ok(()) => {}
                 Err(InitError::Crash(message)) if needed.contains(c.name.as_str()) => {
                     return Err(Failure::Crash(message));

@@ -61,7 +61,13 @@ fn plugin_args(body: &str) -> Vec<PluginArgs> {
             let mut out = PluginArgs::default();
             for c in &p.plugin_config {
                 assert!(
-                    apply(&c.args, &mut out, &Release::OLDEST.features()).is_ok(),
+                    apply(
+                        &c.args,
+                        &mut out,
+                        &Release::OLDEST.features(),
+                        &Interner::new()
+                    )
+                    .is_ok(),
                     "{}",
                     c.name
                 );
