@@ -9,10 +9,10 @@
 use super::Failure;
 use super::render::warn;
 use crate::model::cluster::Cluster;
+use crate::model::field::{Errors, quoted};
 use crate::model::intern::{Interner, Str};
 use crate::model::labels::{Labels, Requirement, Selector};
 use crate::model::pod::Pod;
-use crate::model::validate::{Errors, quoted};
 use crate::model::{defaults, validate};
 use crate::source::decode;
 use anyhow::anyhow;
@@ -515,16 +515,13 @@ pub fn load_pod(
         // namespace are the workload's own.
         let errors = match &w.object {
             None => errors,
-            Some(_) => validate::Errors(
+            Some(_) => Errors(
                 errors
                     .0
                     .into_iter()
                     .map(|e| match e.field.as_str() {
                         "metadata.name" | "metadata.namespace" => e,
-                        _ => validate::Errors(vec![e])
-                            .within("spec.template")
-                            .0
-                            .remove(0),
+                        _ => Errors(vec![e]).within("spec.template").0.remove(0),
                     })
                     .collect(),
             ),

@@ -4,10 +4,10 @@
 
 use super::decode::{Field, Obj, Res, Strict};
 use super::duration;
-use super::field::{
+use super::node::Node;
+use crate::model::field::{
     FieldError, Path, Value, label_value_errors, qualified_name_errors, validate_label_name,
 };
-use super::node::Node;
 use crate::release::Features;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -828,7 +828,7 @@ pub fn node_resources_fit_error(
         strategy,
         features,
     );
-    (!errs.is_empty()).then(|| super::field::aggregate(&errs))
+    (!errs.is_empty()).then(|| crate::model::field::aggregate(&errs))
 }
 
 /// `ValidateNodeResourcesFitArgs` with the nil path.

@@ -7,7 +7,6 @@ pub mod args;
 mod decode;
 pub(crate) mod duration;
 pub mod extender;
-mod field;
 mod node;
 pub mod profile;
 mod v1;
@@ -102,7 +101,7 @@ pub fn from_text(text: &str, release: Release) -> Result<Configuration, Failure>
     let (cfg, profiles) = decode_and_default(text, &doc, release).map_err(Failure::Rejected)?;
     let errs = validation::validate(&cfg, &profiles, &release.features());
     if !errs.is_empty() {
-        return Err(Failure::Rejected(field::aggregate(&errs)));
+        return Err(Failure::Rejected(crate::model::field::aggregate(&errs)));
     }
     Ok(Configuration {
         profiles,

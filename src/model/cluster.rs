@@ -4,6 +4,7 @@
 use super::defaults;
 use super::dump::{Dump, Object, SnapshotMeta};
 use super::error::{ObjectError, ObjectErrors};
+use super::field;
 use super::intern::{Interner, Str};
 use super::labels::{Labels, Selector};
 use super::node::Node;
@@ -137,7 +138,7 @@ pub struct ConvertedPod {
     pod: Pod,
     needs_admission: Option<(Option<Str>, bool)>,
     /// What the API server would have refused in it.
-    invalid: Option<validate::Errors>,
+    invalid: Option<field::Errors>,
 }
 
 impl ConvertedPod {
@@ -247,7 +248,7 @@ impl ClusterBuilder {
         kind: &'static str,
         meta: &ObjectMeta,
         namespaced: bool,
-        result: Result<(), validate::Errors>,
+        result: Result<(), field::Errors>,
     ) {
         let Err(errors) = result else { return };
         let object = object_key(
@@ -257,7 +258,7 @@ impl ClusterBuilder {
         self.invalid(kind, &object, errors);
     }
 
-    fn invalid(&mut self, kind: &str, object: &str, errors: validate::Errors) {
+    fn invalid(&mut self, kind: &str, object: &str, errors: field::Errors) {
         let (shown, total) = &mut self.invalid;
         for e in errors.0 {
             *total += 1;
@@ -272,7 +273,7 @@ impl ClusterBuilder {
         &mut self,
         kind: &'static str,
         meta: &ObjectMeta,
-        result: Result<(), validate::Errors>,
+        result: Result<(), field::Errors>,
     ) {
         let Err(errors) = result else { return };
         let (ns, name) = ns_name(meta, &self.cluster.strings);
@@ -284,7 +285,7 @@ impl ClusterBuilder {
             errors
                 .0
                 .into_iter()
-                .map(|e| ObjectError::new(kind, object.clone(), e.field, e.message)),
+                .map(|e| ObjectError::of(kind, object.clone(), e)),
         );
     }
 

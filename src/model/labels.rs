@@ -307,10 +307,14 @@ pub fn validate_label_value(v: &str) -> Result<(), String> {
     }
 }
 
-/// `validation.IsDNS1123Subdomain`.
+/// `validation.IsDNS1123Subdomain`: at most 253 characters, of `dns1123SubdomainRegexp`.
 pub fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= 253 && matches_dns1123_subdomain(s)
+}
+
+/// `dns1123SubdomainRegexp`: dot-separated lowercase alphanumeric labels, inner dashes allowed.
+pub fn matches_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty()
-        && s.len() <= 253
         && s.split('.').all(|part| {
             let b = part.as_bytes();
             !b.is_empty()

@@ -8,6 +8,7 @@ pub mod defaults;
 pub mod dra;
 pub mod dump;
 pub mod error;
+pub mod field;
 pub mod intern;
 pub mod labels;
 pub mod node;

@@ -1,6 +1,8 @@
 //! Validation errors as apimachinery's `field.Error` prints them (`path: Invalid value: 5: detail`),
-//! their aggregation (`[a, b]`), and the name checks whose messages they carry.
+//! lists of them as the API server and kube-scheduler report them, and the name checks whose
+//! messages they carry. The one field error of every API object and configuration check.
 
+use super::labels::matches_dns1123_subdomain;
 use std::fmt;
 
 /// A `field.Path`: `Path::root()` is the nil path plugins validate their arguments with.
@@ -106,36 +108,63 @@ pub fn go_quote(s: &str) -> String {
     out
 }
 
-/// A `field.Error`, already rendered.
+/// A `field.Error`: the field's path and what is wrong with it (`Invalid value: 5: detail`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FieldError(pub String);
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for FieldError {}
 
 impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
     pub fn invalid(path: &Path, value: impl Into<Value>, detail: &str) -> FieldError {
-        FieldError(with_detail(
-            format!("{path}: Invalid value: {}", value.into()),
-            detail,
-        ))
+        FieldError::new(
+            path.to_string(),
+            with_detail(format!("Invalid value: {}", value.into()), detail),
+        )
     }
 
     pub fn required(path: &Path, detail: &str) -> FieldError {
-        FieldError(with_detail(format!("{path}: Required value"), detail))
+        FieldError::new(
+            path.to_string(),
+            with_detail("Required value".into(), detail),
+        )
     }
 
     pub fn duplicate(path: &Path, value: impl Into<Value>) -> FieldError {
-        FieldError(format!("{path}: Duplicate value: {}", value.into()))
+        FieldError::new(
+            path.to_string(),
+            format!("Duplicate value: {}", value.into()),
+        )
     }
 
     pub fn not_supported(path: &Path, value: impl Into<Value>, valid: &[&str]) -> FieldError {
         let valid: Vec<String> = valid.iter().map(|v| go_quote(v)).collect();
-        FieldError(with_detail(
-            format!("{path}: Unsupported value: {}", value.into()),
-            &format!("supported values: {}", valid.join(", ")),
-        ))
+        FieldError::new(
+            path.to_string(),
+            with_detail(
+                format!("Unsupported value: {}", value.into()),
+                &format!("supported values: {}", valid.join(", ")),
+            ),
+        )
     }
 
     pub fn forbidden(path: &Path, detail: &str) -> FieldError {
-        FieldError(with_detail(format!("{path}: Forbidden"), detail))
+        FieldError::new(path.to_string(), with_detail("Forbidden".into(), detail))
     }
 }
 
@@ -150,14 +179,15 @@ fn with_detail(s: String, detail: &str) -> String {
 /// `utilerrors.NewAggregate(...).Error()` of flattened errors: one message as is, several
 /// deduplicated in brackets.
 pub fn aggregate(errors: &[FieldError]) -> String {
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for e in errors {
-        if !seen.contains(&e.0.as_str()) {
-            seen.push(&e.0);
+        let e = e.to_string();
+        if !seen.contains(&e) {
+            seen.push(e);
         }
     }
     if seen.len() == 1 {
-        seen[0].to_string()
+        seen.remove(0)
     } else {
         format!("[{}]", seen.join(", "))
     }
@@ -188,17 +218,6 @@ fn is_qualified_name_part(s: &str) -> bool {
             .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
-fn is_dns1123_subdomain(s: &str) -> bool {
-    s.split('.').all(|label| {
-        let b = label.as_bytes();
-        !b.is_empty()
-            && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-            && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
-            && b.iter()
-                .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-    })
-}
-
 /// `validation.IsQualifiedName`.
 pub fn qualified_name_errors(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -212,7 +231,7 @@ pub fn qualified_name_errors(value: &str) -> Vec<String> {
                 if prefix.len() > 253 {
                     errs.push("prefix part must be no more than 253 characters".to_string());
                 }
-                if !is_dns1123_subdomain(prefix) {
+                if !matches_dns1123_subdomain(prefix) {
                     errs.push(format!(
                         "prefix part {}",
                         regex_error(
@@ -275,6 +294,68 @@ pub fn validate_label_name(value: &str, path: &Path) -> Vec<FieldError> {
         .collect()
 }
 
+/// Values as the API server lists them in its messages: `"a", "b"`.
+pub fn quoted(values: &[&str]) -> String {
+    let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    values.join(", ")
+}
+
+/// The API server's `Unsupported value` message, the supported values in its order.
+pub fn not_supported(value: &str, supported: &[&str]) -> String {
+    format!(
+        "Unsupported value: {value:?}: supported values: {}",
+        quoted(supported)
+    )
+}
+
+/// Field errors, as `field.ErrorList` would print them.
+#[derive(Debug, Default)]
+pub struct Errors(pub Vec<FieldError>);
+
+impl Errors {
+    pub fn push(&mut self, field: &str, msg: impl fmt::Display) {
+        self.0.push(FieldError::new(field, msg.to_string()));
+    }
+
+    /// `field.NotSupported` unless `value` is one of `supported`.
+    pub fn one_of(&mut self, field: &str, value: &str, supported: &[&str]) {
+        if !supported.contains(&value) {
+            self.push(field, not_supported(value, supported));
+        }
+    }
+
+    pub fn result(self) -> Result<(), Errors> {
+        if self.0.is_empty() { Ok(()) } else { Err(self) }
+    }
+
+    /// The errors of an object embedded at `prefix` (a workload's pod template).
+    pub fn within(self, prefix: &str) -> Errors {
+        Errors(
+            self.0
+                .into_iter()
+                .map(|e| FieldError {
+                    field: format!("{prefix}.{}", e.field),
+                    ..e
+                })
+                .collect(),
+        )
+    }
+}
+
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Errors {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,15 +373,16 @@ mod tests {
                 200,
                 "not in valid range [0, 100]"
             )
-            .0,
+            .to_string(),
             "profiles[0].pluginConfig[1].args.hardPodAffinityWeight: Invalid value: 200: not in valid range [0, 100]"
         );
         assert_eq!(
-            FieldError::required(&Path::new("profiles").index(1).child("schedulerName"), "").0,
+            FieldError::required(&Path::new("profiles").index(1).child("schedulerName"), "")
+                .to_string(),
             "profiles[1].schedulerName: Required value"
         );
         assert_eq!(
-            FieldError::not_supported(&Path::root().child("type"), "X", &["A", "B"]).0,
+            FieldError::not_supported(&Path::root().child("type"), "X", &["A", "B"]).to_string(),
             "type: Unsupported value: \"X\": supported values: \"A\", \"B\""
         );
         assert_eq!(
@@ -309,13 +391,32 @@ mod tests {
         );
     }
 
+    /// One subdomain rule: the form, and (for a whole name) at most 253 characters.
+    #[test]
+    fn dns1123_subdomains() {
+        use super::super::labels::is_dns1123_subdomain;
+        let long = format!("{}.example.com", "a".repeat(245));
+        assert!(matches_dns1123_subdomain(&long));
+        assert!(!is_dns1123_subdomain(&long));
+        assert!(is_dns1123_subdomain("example.com"));
+        for bad in ["", "a..b", "-a", "A.com", "a_b"] {
+            assert!(!matches_dns1123_subdomain(bad), "{bad}");
+        }
+        // A prefix too long is said to be, once, and nothing else.
+        let key = format!("{long}/name");
+        assert_eq!(
+            qualified_name_errors(&key),
+            ["prefix part must be no more than 253 characters"]
+        );
+    }
+
     #[test]
     fn aggregates_dedupe() {
-        let a = FieldError("a".into());
-        let b = FieldError("b".into());
-        assert_eq!(aggregate(std::slice::from_ref(&a)), "a");
-        assert_eq!(aggregate(&[a.clone(), a.clone()]), "a");
-        assert_eq!(aggregate(&[a, b]), "[a, b]");
+        let a = FieldError::new("a", "Required value");
+        let b = FieldError::new("b", "Required value");
+        assert_eq!(aggregate(std::slice::from_ref(&a)), "a: Required value");
+        assert_eq!(aggregate(&[a.clone(), a.clone()]), "a: Required value");
+        assert_eq!(aggregate(&[a, b]), "[a: Required value, b: Required value]");
     }
 
     #[test]
