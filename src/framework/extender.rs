@@ -142,7 +142,7 @@ pub struct Feasible {
     pub index: usize,
     /// Built from the Node object an extender returned: kube-scheduler goes on with a fresh
     /// NodeInfo without the node's pods (kubernetes/kubernetes#141781).
-    pub fresh: Option<NodeInfo>,
+    pub fresh: Option<Box<NodeInfo>>,
 }
 
 impl Feasible {
@@ -151,7 +151,7 @@ impl Feasible {
     }
 
     pub fn info<'a>(&'a self, snapshot: &'a Snapshot) -> &'a NodeInfo {
-        self.fresh.as_ref().unwrap_or(&snapshot.nodes[self.index])
+        self.fresh.as_deref().unwrap_or(&snapshot.nodes[self.index])
     }
 }
 
@@ -279,7 +279,7 @@ fn passed_nodes(
                 let i = position(node.name).ok_or_else(|| not_in_input(node.name.as_str()))?;
                 passed.push(Feasible {
                     index: input[i].index,
-                    fresh: Some(NodeInfo::new(node, Default::default())),
+                    fresh: Some(Box::new(NodeInfo::new(node, Default::default()))),
                 });
             }
         }
@@ -306,6 +306,9 @@ pub fn prioritize(
         .iter()
         .filter(|e| e.config().is_interested(pod))
         .collect();
+    if interested.is_empty() {
+        return Vec::new();
+    }
     let replies: Vec<Option<Reply<Vec<HostPriority>>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = interested
             .iter()

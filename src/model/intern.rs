@@ -36,15 +36,28 @@ const fn hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
     let mut h: u64 = bytes.len() as u64;
     let mut i = 0;
-    while i < bytes.len() {
-        let mut word: u64 = 0;
-        let mut j = 0;
-        while j < 8 && i + j < bytes.len() {
-            word |= (bytes[i + j] as u64) << (8 * j);
-            j += 1;
-        }
+    while i + 8 <= bytes.len() {
+        let b = bytes;
+        let word = u64::from_le_bytes([
+            b[i],
+            b[i + 1],
+            b[i + 2],
+            b[i + 3],
+            b[i + 4],
+            b[i + 5],
+            b[i + 6],
+            b[i + 7],
+        ]);
         h = (h.rotate_left(5) ^ word).wrapping_mul(K);
         i += 8;
+    }
+    if i < bytes.len() {
+        let mut word: u64 = 0;
+        while i < bytes.len() {
+            word = (word << 8) | bytes[i] as u64;
+            i += 1;
+        }
+        h = (h.rotate_left(5) ^ word).wrapping_mul(K);
     }
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
