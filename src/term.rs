@@ -628,7 +628,15 @@ mod tests {
         let tags: String = ('\u{E0000}'..='\u{E007F}').collect();
         let shown = finish(&tags, true);
         assert!(shown.is_ascii() && !shown.contains('\x1b'), "{shown}");
-        for kept in ["worker-a1", "café", "日本語", "🙂", "e\u{301}", "\u{a0}x", "ünïcødé\n"] {
+        for kept in [
+            "worker-a1",
+            "café",
+            "日本語",
+            "🙂",
+            "e\u{301}",
+            "\u{a0}x",
+            "ünïcødé\n",
+        ] {
             assert_eq!(finish(kept, true), escape(kept), "{kept:?}");
             assert!(!finish(kept, true).contains("\\u{"), "{kept:?}");
         }
@@ -654,7 +662,10 @@ mod tests {
         let text = ON.bold(&format!("a{old_bold}\u{E007F}\u{E0062}b"));
         let shown = finish(&text, true);
         assert_eq!(shown.matches('\x1b').count(), 2, "{shown:?}");
-        assert!(shown.starts_with("\x1b[1ma") && shown.ends_with("b\x1b[0m"), "{shown:?}");
+        assert!(
+            shown.starts_with("\x1b[1ma") && shown.ends_with("b\x1b[0m"),
+            "{shown:?}"
+        );
         // Our own markers are well formed and survive layout.
         assert!(ON.bold("x").starts_with(&p.open) && ON.bold("x").contains(&p.close));
     }

@@ -453,6 +453,42 @@ fn garbage_answers_fail_the_call_as_go_would_read_them() {
 }
 
 #[test]
+fn an_extender_error_cannot_forge_styles_or_reorder_text() {
+    let fake = FakeExtender::start(&format!("{HEADER}{GATE}"), "");
+    let hostile = "quota\u{E0001}\u{E0062} gone\u{202E}x\u{200B}\u{1b}[5m";
+    fake.answer_raw(
+        "gate",
+        "filter",
+        &serde_json::json!({"Error": hostile}).to_string(),
+    );
+    for colour in ["always", "never"] {
+        let run = whatif(FITS, &fake, GATE, &["--call-extenders", "--color", colour]);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(
+            run.stdout
+                .contains("quota\\u{e0001}\\u{e0062} gone\\u{202e}x\\u{200b}\\x1b[5m"),
+            "{}",
+            run.stdout
+        );
+        for text in [&run.stdout, &run.stderr] {
+            assert!(
+                !text.contains(['\u{E0001}', '\u{E0062}', '\u{202E}', '\u{200B}']),
+                "{text}"
+            );
+            // The colour codes the tool writes; no other escape sequence.
+            let others = ["1", "0", "2", "31", "32", "33", "39"]
+                .iter()
+                .fold(text.to_string(), |t, c| {
+                    t.replace(&format!("\x1b[{c}m"), "")
+                });
+            assert!(!others.contains('\x1b'), "{text:?}");
+        }
+    }
+    let run = whatif(FITS, &fake, GATE, &["--call-extenders", "-o", "json"]);
+    assert!(message(&run).contains(hostile), "{}", run.stdout);
+}
+
+#[test]
 fn a_garbage_prioritize_answer_gives_no_score_and_is_not_an_error() {
     let fake = FakeExtender::start(&format!("{HEADER}{GATE}"), "");
     fake.answer_raw("gate", "prioritize", "\"nope\"");

@@ -76,16 +76,16 @@ impl Sequence {
             self.stopped = Some(e.message());
             return;
         }
-        self.preemption = result
-            .post_filter
-            .and_then(|out| out.preemption)
-            .map(|p| {
-                let victims = |node| p.candidates.iter().find(|c| c.node == node);
-                match p.nominated_node.and_then(|n| Some((n, victims(n)?.victims.len()))) {
-                    Some((node, victims)) => Preemption::Nominates { node, victims },
-                    None => Preemption::NoRoom,
-                }
-            });
+        self.preemption = result.post_filter.and_then(|out| out.preemption).map(|p| {
+            let victims = |node| p.candidates.iter().find(|c| c.node == node);
+            match p
+                .nominated_node
+                .and_then(|n| Some((n, victims(n)?.victims.len())))
+            {
+                Some((node, victims)) => Preemption::Nominates { node, victims },
+                None => Preemption::NoRoom,
+            }
+        });
         self.stopped = Some(result.message);
     }
 }

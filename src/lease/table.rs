@@ -198,10 +198,11 @@ pub fn listing(l: &Listing, opts: TableOptions) -> String {
 }
 
 fn field(out: &mut String, style: Style, name: &str, value: impl AsRef<str>) {
+    // Padded before it is styled: a style's markers are characters `{:<17}` would count.
     let _ = writeln!(
         out,
-        "  {:<17}{}",
-        style.bold(&format!("{name}:")),
+        "  {}{}",
+        style.bold(&format!("{:<17}", format!("{name}:"))),
         value.as_ref()
     );
 }

@@ -55,10 +55,12 @@ pub fn load_with(path: &str, limits: Limits) -> Result<Cluster, LoadError> {
         return build(path, [input::read_stdin(limits).map(|b| (name, b))]);
     }
     // Read lazily: one file's bytes in memory at a time.
-    let files = input::files_under(Path::new(path))?.into_iter().map(|file| {
-        let name = file.display().to_string();
-        input::read_file(&name, limits).map(|bytes| (name, bytes))
-    });
+    let files = input::files_under(Path::new(path))?
+        .into_iter()
+        .map(|file| {
+            let name = file.display().to_string();
+            input::read_file(&name, limits).map(|bytes| (name, bytes))
+        });
     build(path, files)
 }
 
@@ -582,9 +584,9 @@ struct Unit<'a> {
 /// holds one there), as the documents are wanted. `None` when directives or byte order marks tie
 /// documents to the stream.
 fn split_documents(text: &str) -> Option<impl Iterator<Item = Unit<'_>>> {
-    let tied = (0..).zip(text.split_inclusive('\n')).any(|(n, line)| {
-        line.starts_with('%') || (n > 0 && line.starts_with('\u{feff}'))
-    });
+    let tied = (0..)
+        .zip(text.split_inclusive('\n'))
+        .any(|(n, line)| line.starts_with('%') || (n > 0 && line.starts_with('\u{feff}')));
     if tied {
         return None;
     }
@@ -1021,9 +1023,7 @@ fn read_json_into(
     path: &str,
     bytes: &[u8],
 ) -> Result<(), LoadError> {
-    let mut batches = Batches::new(builder, tally, |i, raw: &&RawValue| {
-        json_item(path, i, raw)
-    });
+    let mut batches = Batches::new(builder, tally, |i, raw: &&RawValue| json_item(path, i, raw));
     for doc in serde_json::Deserializer::from_slice(bytes).into_iter::<&RawValue>() {
         let doc = doc.map_err(|e| json_syntax(path, &e))?;
         collect_raw(path, doc, &mut |raw| batches.push(raw), 0)?;

@@ -120,7 +120,12 @@ impl<'a> Input<'a> {
     }
 
     /// Appends `bytes`, refusing what would take `buf` past the limit.
-    fn append(&self, buf: &mut Vec<u8>, bytes: &[u8], past_limit: fn(&Self) -> LoadError) -> Result<(), LoadError> {
+    fn append(
+        &self,
+        buf: &mut Vec<u8>,
+        bytes: &[u8],
+        past_limit: fn(&Self) -> LoadError,
+    ) -> Result<(), LoadError> {
         if (buf.len() + bytes.len()) as u64 > self.limits.max_input {
             return Err(past_limit(self));
         }
@@ -321,7 +326,12 @@ mod tests {
     #[test]
     fn inputs_are_read_within_the_limit() {
         let limits = Limits { max_input: 10 };
-        assert_eq!(read_bytes("x", b"0123456789".to_vec(), limits).unwrap().len(), 10);
+        assert_eq!(
+            read_bytes("x", b"0123456789".to_vec(), limits)
+                .unwrap()
+                .len(),
+            10
+        );
         let err = read_bytes("x", b"0123456789a".to_vec(), limits).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -352,7 +362,11 @@ mod tests {
             f.append(&mut buf, piece, Input::too_large).unwrap();
             // Doubling below STEP, but never room past the limit.
             assert!(buf.capacity() <= limit, "{}", buf.capacity());
-            assert!(buf.capacity() <= 2 * buf.len() + CHUNK, "{}", buf.capacity());
+            assert!(
+                buf.capacity() <= 2 * buf.len() + CHUNK,
+                "{}",
+                buf.capacity()
+            );
         }
         assert_eq!(buf.capacity(), limit);
         assert!(f.append(&mut buf, b"x", Input::too_large).is_err());
@@ -390,7 +404,12 @@ mod tests {
         // Sparse: a terabyte that costs no disk and must cost no memory.
         file.set_len(1 << 40).unwrap();
         let err = read_file(path.to_str().unwrap(), Limits::default()).unwrap_err();
-        assert!(err.to_string().ends_with("holds more than 1Gi, the limit for one input (--max-input-size raises it)"), "{err}");
+        assert!(
+            err.to_string().ends_with(
+                "holds more than 1Gi, the limit for one input (--max-input-size raises it)"
+            ),
+            "{err}"
+        );
         std::fs::write(&path, "kind: List\n").unwrap();
         let bytes = read_file(path.to_str().unwrap(), Limits::default()).unwrap();
         assert_eq!(bytes, b"kind: List\n");
@@ -401,6 +420,9 @@ mod tests {
     fn a_gzip_stream_that_ends_early_is_an_error() {
         let gz = gzip(b"kind: List\nitems: []\n");
         let err = read_bytes("t.gz", gz[..gz.len() - 6].to_vec(), Limits::default()).unwrap_err();
-        assert!(err.to_string().contains("cannot decompress gzip data"), "{err}");
+        assert!(
+            err.to_string().contains("cannot decompress gzip data"),
+            "{err}"
+        );
     }
 }
