@@ -138,7 +138,7 @@ pub struct TableOptions {
 /// Whether a terminal shows `c` as itself. Newlines are the layout's; every other control,
 /// format (bidirectional and zero-width controls, tag characters), private-use, surrogate or
 /// unassigned code point, and the line and paragraph separators, are not.
-fn shows_as_itself(c: char) -> bool {
+pub fn shows_as_itself(c: char) -> bool {
     c == '\n'
         || !matches!(
             c.general_category(),

@@ -4,6 +4,7 @@
 mod common;
 
 use assert_cmd::Command;
+use common::colours::without_our_colours;
 use common::{demo, root, sched};
 
 fn pod(name: &str) -> String {
@@ -299,11 +300,7 @@ fn max_counts_what_fits_without_evicting_and_says_what_preemption_would_do_next(
     for release in ["1.34", "1.35", "1.36", "1.37"] {
         for colour in ["never", "always"] {
             let out = max(release, &["--color", colour]);
-            let plain = [
-                "\x1b[1m", "\x1b[0m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[39m",
-            ]
-            .iter()
-            .fold(out.clone(), |o, code| o.replace(code, ""));
+            let plain = without_our_colours(&out);
             assert_eq!(plain != out, colour == "always", "{out}");
             for line in [
                 "At most 0 more replica(s) fit without evicting anything\n",

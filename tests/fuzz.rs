@@ -8,11 +8,15 @@
 //! character from the input that a terminal does not show as itself may reach it unescaped, nor
 //! any escape sequence but the tool's colours.
 
+#[path = "common/colours.rs"]
+mod colours;
+
+use colours::without_our_colours;
+use kubectl_sched::term::shows_as_itself;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 
 /// Cases, each run with colour off and on: enough to meet every mutation on every kind of input
 /// many times, in about half a minute on two cores in a debug build. A count, not a time budget,
@@ -324,21 +328,6 @@ fn build_case(rng: &mut fastrand::Rng, seeds: &Seeds, dir: &Path, n: usize) -> C
     }
 }
 
-/// Whether a terminal shows `c` as something other than itself, or not at all.
-fn hidden(c: char) -> bool {
-    c != '\n'
-        && matches!(
-            c.general_category(),
-            GeneralCategory::Control
-                | GeneralCategory::Format
-                | GeneralCategory::PrivateUse
-                | GeneralCategory::Surrogate
-                | GeneralCategory::Unassigned
-                | GeneralCategory::LineSeparator
-                | GeneralCategory::ParagraphSeparator
-        )
-}
-
 /// Runs a case with colour off, then on; `Err` says what went wrong.
 fn check(case: &Case) -> Result<(), String> {
     for colour in ["never", "always"] {
@@ -382,12 +371,8 @@ fn check_with(case: &Case, colour: &str) -> Result<(), String> {
             // Strings from the input reach a terminal escaped, and the only escape sequences
             // are the tool's colours; JSON stays exact.
             let out = String::from_utf8_lossy(&out.stdout);
-            let ours = ["1", "0", "2", "31", "32", "33", "39"]
-                .iter()
-                .fold(out.to_string(), |o, code| {
-                    o.replace(&format!("\x1b[{code}m"), "")
-                });
-            let raw = |t: &str| t.chars().find(|&c| hidden(c));
+            let ours = without_our_colours(&out);
+            let raw = |t: &str| t.chars().find(|&c| !shows_as_itself(c));
             match (raw(&err), raw(&ours)) {
                 (Some(c), _) => Err(format!("a raw {c:?} on stderr:\n{err}")),
                 (None, Some(c)) if !case.args.iter().any(|a| a == "json") => {

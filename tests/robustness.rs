@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::colours::without_our_colours;
 use common::{demo, root, sched};
 use std::io::Write;
 
@@ -794,11 +795,7 @@ fn control_characters_from_the_cluster_never_reach_the_terminal() {
                 assert!(r.out.contains("\\x1b]0;PWNED\\x07"), "{args:?}: {}", r.out);
             }
             // Colour codes are ours only: no other escape or bell reaches the terminal.
-            let ours = ["1", "0", "2", "31", "32", "33", "39"]
-                .iter()
-                .fold(r.out.clone(), |out, code| {
-                    out.replace(&format!("\x1b[{code}m"), "")
-                });
+            let ours = without_our_colours(&r.out);
             assert!(
                 !ours.chars().any(|ch| ch.is_control() && ch != '\n'),
                 "{args:?}: {ours:?}"
@@ -832,19 +829,15 @@ const HIDDEN: &[char] = &[
     '\u{2028}',
 ];
 
-/// The colour codes the tool writes; any other escape sequence came from the input.
-const OURS: [&str; 7] = ["1", "0", "2", "31", "32", "33", "39"];
-
 /// Text as a terminal gets it holds no hidden character, and no escape sequence but our colours.
 fn shown_safely(what: &str, text: &str) {
     if let Some(c) = text.chars().find(|c| HIDDEN.contains(c)) {
         panic!("{what}: a raw {c:?} in:\n{text}");
     }
-    let without_ours = OURS.iter().fold(text.to_string(), |t, code| {
-        t.replace(&format!("\x1b[{code}m"), "")
-    });
     assert!(
-        !without_ours.chars().any(|c| c.is_control() && c != '\n'),
+        !without_our_colours(text)
+            .chars()
+            .any(|c| c.is_control() && c != '\n'),
         "{what}: an escape sequence not ours in:\n{text:?}"
     );
 }
