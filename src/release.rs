@@ -263,6 +263,7 @@ mod tests {
         assert_eq!(Release::parse("1.34"), Ok(r(34, 1)));
         assert_eq!(Release::parse("v1.35.0"), Ok(r(35, 0)));
         assert_eq!(Release::parse("v1.36.2-eks-4a2b"), Ok(r(36, 2)));
+        assert_eq!(Release::parse("v1.36.3"), Ok(r(36, 3)));
         assert_eq!(Release::parse("v1.35.7+k3s1"), Ok(r(35, 7)));
         assert_eq!(Release::parse("v1.34.12-gke.1200"), Ok(r(34, 12)));
         assert_eq!(Release::parse(" 1.37 "), Ok(Release::NEWEST));

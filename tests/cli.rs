@@ -517,6 +517,52 @@ fn the_release_modelled_is_named_and_chosen() {
     }
 }
 
+/// A patch release decides as itself: v1.36.2's allocator keeps the shared counters of a tainted
+/// partition it gave up, v1.36.3's gives them back; a bare 1.36 is v1.36.2, and its table says
+/// why the node fails there and where it would not.
+#[test]
+fn a_patch_release_decides_as_itself() {
+    let case = root().join("fixtures/conformance/dra-partition-taint-reject-releases-counters");
+    let (cluster, pod) = (case.join("cluster.yaml"), case.join("pod.yaml"));
+    for (version, code, lines) in [
+        (
+            "1.36",
+            1,
+            [
+                "kube-scheduler v1.36.2 (--scheduler-version)",
+                "    the allocator of v1.36.2 keeps the shared counters and constraint entries of devices it tried and gave up; from v1.36.3 on it gives them back and allocates here",
+            ],
+        ),
+        (
+            "v1.36.3",
+            0,
+            [
+                "kube-scheduler v1.36.3 (--scheduler-version)",
+                "DynamicResources: on node-1, claim gpu-claim gets gpu → gpu.example.com/node-1/gpu-0-part-b",
+            ],
+        ),
+    ] {
+        let (got, out, err) = run(&[
+            "whatif",
+            "--scheduler-version",
+            version,
+            "--color",
+            "never",
+            "--snapshot",
+            cluster.to_str().unwrap(),
+            "-f",
+            pod.to_str().unwrap(),
+        ]);
+        assert_eq!(got, code, "{version}: {err}");
+        for line in lines {
+            assert!(
+                out.lines().any(|l| l == line),
+                "{version}: {line:?} missing from:\n{out}"
+            );
+        }
+    }
+}
+
 /// A device selector that would not compile is bad input naming the file, the object, the field
 /// and the expression.
 #[test]

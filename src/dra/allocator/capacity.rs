@@ -1,9 +1,12 @@
 //! Consumable capacity (`consumable_capacity.go`): what a share of a device that allows
 //! multiple allocations consumes, and whether it still fits.
 
+use super::rollback::CapacityShare;
 use super::search::{Candidate, Search};
-use crate::dra::objects::{CapacityEntry, ExactRequest};
+use crate::dra::objects::{CapacityEntry, DeviceId, ExactRequest};
+use crate::model::intern::Str;
 use crate::model::quantity::Quantity;
+use std::collections::BTreeMap;
 
 impl Search<'_> {
     /// `CmpRequestOverCapacity`: `None` when the request names a capacity the device lacks.
@@ -31,6 +34,46 @@ impl Search<'_> {
             }
         }
         Some(true)
+    }
+
+    /// `allocatingCapacity.Insert`: a share of the device takes `consumed`; the device's entry,
+    /// even an empty one, marks it as shared. Whether an earlier share had marked it.
+    pub(super) fn take_capacity(
+        &mut self,
+        id: DeviceId,
+        consumed: &BTreeMap<Str, Quantity>,
+    ) -> bool {
+        let existed = self.allocating_capacity.contains_key(&id);
+        let e = self.allocating_capacity.entry(id).or_default();
+        for (n, q) in consumed {
+            let v = e.entry(*n).or_insert(Quantity::ZERO);
+            *v = *v + *q;
+        }
+        existed
+    }
+
+    /// `allocatingCapacity.Remove`: gives back what a share consumed; the entry goes once only
+    /// zeros are left. With `keep_marker` (v1.36.3) an earlier share keeps the device marked.
+    pub(super) fn give_back_capacity(
+        &mut self,
+        id: &DeviceId,
+        share: &CapacityShare,
+        keep_marker: bool,
+    ) {
+        let Some(e) = self.allocating_capacity.get_mut(id) else {
+            return;
+        };
+        for (n, q) in &share.consumed {
+            if let Some(v) = e.get_mut(n) {
+                *v = *v - *q;
+            }
+        }
+        if e.values().all(|q| q.is_zero()) {
+            self.allocating_capacity.remove(id);
+            if keep_marker && share.entry_existed {
+                self.allocating_capacity.insert(*id, BTreeMap::new());
+            }
+        }
     }
 }
 

@@ -92,31 +92,24 @@ impl Search<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{EXPERIMENTAL, INCUBATING, exactly, gpu_cluster, run};
-    use crate::testing::gpu_slice;
+    use super::super::test_support::{
+        EXPERIMENTAL, INCUBATING, consuming, exactly, partitioned_pool, run,
+    };
     use serde_json::json;
 
     #[test]
     fn partitions_share_their_pool_counters() {
-        let counters = json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": "node-1-counters"},
-            "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
-                "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 2},
-                "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]}});
         let part = |name: &str, mem: &str| {
-            json!({"name": name,
-            "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": mem}}}]})
+            consuming(json!({"name": name}), json!({"memory": {"value": mem}}))
         };
-        let mut devices = gpu_slice(
-            "node-1",
+        let c = partitioned_pool(
+            json!({"memory": {"value": "80Gi"}}),
             json!([
                 part("half-0", "40Gi"),
                 part("half-1", "40Gi"),
                 part("whole", "80Gi")
             ]),
         );
-        devices["spec"]["pool"]["resourceSliceCount"] = json!(2);
-        let c = gpu_cluster(vec![counters, devices]);
         let two = json!({"requests": [exactly("r", json!({"count": 2}))]});
         assert_eq!(
             run(&c, INCUBATING, two).unwrap(),

@@ -14,14 +14,16 @@
 //! (`pools_incubating.go`), `search` walks claims, requests and devices (`allocateOne`,
 //! `allocateDevice`), `constraints` keeps `matchAttribute`/`distinctAttribute` (`constraint.go`),
 //! `counters` the shared counters of partitionable devices (`checkAvailableCounters`),
-//! `capacity` consumable capacity (`consumable_capacity.go`), and `census` explains, device by
-//! device, what a node offers a request.
+//! `capacity` consumable capacity (`consumable_capacity.go`), `rollback` what each release undoes
+//! when a candidate device is rejected or backtracked (`rollbackDevice`), and `census` explains,
+//! device by device, what a node offers a request.
 
 mod capacity;
 mod census;
 mod constraints;
 mod counters;
 mod pools;
+mod rollback;
 mod search;
 #[cfg(test)]
 mod test_support;
@@ -50,8 +52,9 @@ pub struct AllocatorFeatures {
     /// The incubating allocator (1.35+): incomplete and invalid pools are skipped, not used or
     /// fatal, and a pool's completeness counts its slices for other nodes too.
     pub skips_unusable_pools: bool,
-    /// A rejected or backtracked device gives back the counters and constraint entries it took
-    /// (1.36.3+). Before, they leaked for the rest of the search.
+    /// A rejected or backtracked device gives back everything it took: counters, constraint
+    /// entries, its in-use mark and its share of capacity (1.36.3+). Before, some of it stays
+    /// taken for the rest of the search on the node (`rollback` says what).
     pub rolls_back_rejected_devices: bool,
     /// Counter caches are keyed by driver and pool (1.36.4+), not by pool name alone.
     pub counters_by_pool_id: bool,

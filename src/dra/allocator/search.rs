@@ -5,6 +5,7 @@ use super::capacity::consumed_amount;
 use super::constraints::ConstraintState;
 use super::counters::Counters;
 use super::pools::{Pool, gather_pools, scope_matches};
+use super::rollback::{CapacityShare, Cause, DeviceChanges};
 use super::{AllocatorFeatures, ClaimInput, DeviceResult, NodeRef, kobj, location};
 use crate::dra::objects::{
     ALLOCATION_RESULTS_MAX_SIZE, AllocatedState, AllocationMode, Constraint, Device, DeviceClass,
@@ -71,17 +72,6 @@ pub(super) enum Stop {
     Fatal(String),
     /// `errAllocationResultMaxSizeExceeded`.
     TooMany,
-}
-
-/// What accepting a device changed, so a backtrack can undo it.
-pub(super) struct Undo {
-    pub(super) claim: usize,
-    pub(super) request: Str,
-    pub(super) sub: Option<Str>,
-    pub(super) id: DeviceId,
-    /// The counters it took are given back.
-    pub(super) counters: bool,
-    pub(super) capacity: Option<BTreeMap<Str, Quantity>>,
 }
 
 pub(super) struct Search<'a> {
@@ -361,7 +351,7 @@ impl<'a> Search<'a> {
         pos: Position,
         c: Candidate<'a>,
         must: bool,
-    ) -> Result<Option<Undo>, String> {
+    ) -> Result<Option<DeviceChanges>, String> {
         let claims = self.claims;
         let claim = &claims[pos.claim];
         let data = &self.requests[pos.claim][pos.request].subrequests[pos.sub];
@@ -381,34 +371,30 @@ impl<'a> Search<'a> {
         if !self.features.partitionable_devices && !c.device.consumes_counters.is_empty() {
             return Ok(None);
         }
+        // A device already shared took its counters with its first share.
         let skip_counters = multiple
             && (self.allocated.consumed.contains_key(&c.id)
                 || self.allocating_capacity.contains_key(&c.id));
-        let mut took_counters = false;
+        let mut changes = DeviceChanges::new(pos.claim, base, sub, c.id);
+        changes.shared = multiple;
         if !skip_counters && !c.device.consumes_counters.is_empty() {
             if !self.take_counters(&c) {
                 return Ok(None);
             }
-            took_counters = true;
+            changes.counters_reserved = true;
         }
-        let rollback = self.features.rolls_back_rejected_devices;
         if self.features.device_taints
             && c.device.taints.iter().any(|t| {
                 matches!(t.effect.as_str(), "NoSchedule" | "NoExecute")
                     && !request.tolerations.iter().any(|tol| tol.tolerates(t))
             })
         {
-            if rollback && took_counters {
-                self.give_back_counters(&c);
-            }
+            self.roll_back(&changes, &c, Cause::Taint);
             return Ok(None);
         }
-        let n_constraints = self.constraints[pos.claim].len();
-        for i in 0..n_constraints {
+        for i in 0..self.constraints[pos.claim].len() {
             if !self.constraints[pos.claim][i].add(base, sub, &c) {
-                if rollback && took_counters {
-                    self.give_back_counters(&c);
-                }
+                self.roll_back(&changes, &c, Cause::Constraint);
                 if must {
                     return Err(format!(
                         "claim {}, request {}: cannot add device {} because a claim constraint would not be satisfied",
@@ -417,29 +403,18 @@ impl<'a> Search<'a> {
                         c.id
                     ));
                 }
-                for e in 0..i {
-                    self.constraints[pos.claim][e].remove(base, sub);
-                }
                 return Ok(None);
             }
+            changes.constraints_added += 1;
         }
         if !multiple {
             self.allocating.entry(c.id).or_default().push(pos.claim);
+            changes.marked_in_use = true;
         }
         let mut consumed = BTreeMap::new();
         if self.features.consumable_capacity {
             if self.capacity_fits(request, &c) != Some(true) {
-                if rollback {
-                    for e in 0..n_constraints {
-                        self.constraints[pos.claim][e].remove(base, sub);
-                    }
-                    if !multiple {
-                        self.release(&c.id, pos.claim);
-                    }
-                    if took_counters {
-                        self.give_back_counters(&c);
-                    }
-                }
+                self.roll_back(&changes, &c, Cause::Capacity);
                 return Ok(None);
             }
             if multiple {
@@ -454,11 +429,11 @@ impl<'a> Search<'a> {
                         )
                     })
                     .collect();
-                let e = self.allocating_capacity.entry(c.id).or_default();
-                for (n, q) in &consumed {
-                    let v = e.entry(*n).or_insert(Quantity::ZERO);
-                    *v = *v + *q;
-                }
+                let entry_existed = self.take_capacity(c.id, &consumed);
+                changes.capacity = Some(CapacityShare {
+                    consumed: consumed.clone(),
+                    entry_existed,
+                });
             }
         }
         let request_name = self.requests[pos.claim][pos.request].subrequests[pos.sub].name();
@@ -467,47 +442,11 @@ impl<'a> Search<'a> {
             id: c.id,
             admin_access: admin,
             shared: multiple,
-            consumed_capacity: consumed.clone(),
+            consumed_capacity: consumed,
             location: location(c.slice, c.device),
         });
-        Ok(Some(Undo {
-            claim: pos.claim,
-            request: base,
-            sub,
-            id: c.id,
-            // Before 1.36.3 a shared device's undo kept the counters it took.
-            counters: took_counters && (!multiple || rollback),
-            capacity: multiple.then_some(consumed),
-        }))
-    }
-
-    pub(super) fn release(&mut self, id: &DeviceId, claim: usize) {
-        if let Some(v) = self.allocating.get_mut(id) {
-            v.retain(|&c| c != claim);
-        }
-    }
-
-    pub(super) fn undo(&mut self, u: Undo, c: &Candidate) {
-        for con in &mut self.constraints[u.claim] {
-            con.remove(u.request, u.sub);
-        }
-        self.release(&u.id, u.claim);
-        if let Some(consumed) = &u.capacity
-            && let Some(e) = self.allocating_capacity.get_mut(&u.id)
-        {
-            for (n, q) in consumed {
-                if let Some(v) = e.get_mut(n) {
-                    *v = *v - *q;
-                }
-            }
-            if e.values().all(|q| q.is_zero()) {
-                self.allocating_capacity.remove(&u.id);
-            }
-        }
-        if u.counters {
-            self.give_back_counters(c);
-        }
-        self.results[u.claim].pop();
+        changes.result_added = true;
+        Ok(Some(changes))
     }
 
     /// `allocateOne`: finds a device for position `r`, then recurses for the next one.
@@ -581,13 +520,13 @@ impl<'a> Search<'a> {
         };
         if all {
             let c = data.all_devices[r.device];
-            let Some(undo) = self.allocate_device(r, c, true).map_err(Stop::Fatal)? else {
+            let Some(changes) = self.allocate_device(r, c, true).map_err(Stop::Fatal)? else {
                 return Ok(false);
             };
             return match self.allocate_one(next, allocating_sub, Location::default()) {
                 Ok(true) => Ok(true),
                 other => {
-                    self.undo(undo, &c);
+                    self.roll_back(&changes, &c, Cause::Backtrack);
                     other.map(|_| false)
                 }
             };
@@ -635,7 +574,8 @@ impl<'a> Search<'a> {
                     {
                         continue;
                     }
-                    let Some(undo) = self.allocate_device(r, c, false).map_err(Stop::Fatal)? else {
+                    let Some(changes) = self.allocate_device(r, c, false).map_err(Stop::Fatal)?
+                    else {
                         continue;
                     };
                     let resume = Location {
@@ -645,9 +585,9 @@ impl<'a> Search<'a> {
                     };
                     match self.allocate_one(next, allocating_sub, resume) {
                         Ok(true) => return Ok(true),
-                        Ok(false) => self.undo(undo, &c),
+                        Ok(false) => self.roll_back(&changes, &c, Cause::Backtrack),
                         Err(e) => {
-                            self.undo(undo, &c);
+                            self.roll_back(&changes, &c, Cause::Backtrack);
                             return Err(e);
                         }
                     }

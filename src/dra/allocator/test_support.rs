@@ -1,9 +1,10 @@
 //! What the allocator's tests share: the two variants and a claim allocated on a one-node cluster.
 
 use super::{AllocError, AllocatorFeatures, ClaimInput, NodeRef, allocate};
+use crate::dra::objects::Dra;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
-use crate::testing::{cluster, device_class, node, resource_claim};
+use crate::testing::{cluster, device_class, gpu_slice, node, resource_claim};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -39,13 +40,13 @@ pub(super) fn gpu_cluster(mut items: Vec<Value>) -> Vec<Value> {
     items
 }
 
-/// Allocates a claim `default/c` with `devices` on node-1 of a cluster of `items`: the
-/// devices as `request=device`.
-pub(super) fn run(
+/// Calls `then` with the DRA objects of a cluster of `items` and a claim `default/c` with
+/// `devices`, node-1 and that claim.
+pub(super) fn on_node_1<T>(
     items: &[Value],
-    f: AllocatorFeatures,
     devices: Value,
-) -> Result<Option<Vec<String>>, AllocError> {
+    then: impl FnOnce(&Dra, NodeRef, &[ClaimInput]) -> T,
+) -> T {
     let mut items = items.to_vec();
     items.push(resource_claim("default/c", devices));
     let c: Arc<Cluster> = cluster(items);
@@ -62,14 +63,45 @@ pub(super) fn run(
         name: claim.name,
         spec: &claim.spec,
     }];
-    allocate(dra, f, dra.allocated(f.consumable_capacity), node, &input).map(|r| {
-        r.map(|claims| {
-            claims[0]
-                .iter()
-                .map(|d| format!("{}={}", d.request, d.id.device))
-                .collect()
+    then(dra, node, &input)
+}
+
+/// Allocates a claim `default/c` with `devices` on node-1 of a cluster of `items`: the
+/// devices as `request=device`.
+pub(super) fn run(
+    items: &[Value],
+    f: AllocatorFeatures,
+    devices: Value,
+) -> Result<Option<Vec<String>>, AllocError> {
+    on_node_1(items, devices, |dra, node, input| {
+        allocate(dra, f, dra.allocated(f.consumable_capacity), node, input).map(|r| {
+            r.map(|claims| {
+                claims[0]
+                    .iter()
+                    .map(|d| format!("{}={}", d.request, d.id.device))
+                    .collect()
+            })
         })
     })
+}
+
+/// Node-1's pool of partitionable devices: a slice declaring counter set `gpu-0` with
+/// `counters`, and a slice of `devices`.
+pub(super) fn partitioned_pool(counters: Value, devices: Value) -> Vec<Value> {
+    let counter_slice = json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": "node-1-counters"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
+            "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 2},
+            "sharedCounters": [{"name": "gpu-0", "counters": counters}]}});
+    let mut device_slice = gpu_slice("node-1", devices);
+    device_slice["spec"]["pool"]["resourceSliceCount"] = json!(2);
+    gpu_cluster(vec![counter_slice, device_slice])
+}
+
+/// `device`, consuming `counters` of counter set `gpu-0`.
+pub(super) fn consuming(mut device: Value, counters: Value) -> Value {
+    device["consumesCounters"] = json!([{"counterSet": "gpu-0", "counters": counters}]);
+    device
 }
 
 pub(super) fn exactly(name: &str, extra: Value) -> Value {
