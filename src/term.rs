@@ -345,11 +345,25 @@ fn breaks_after(c: char) -> bool {
 /// Text wrapped to `w` columns: at spaces, and a word longer than a line after a `-`, `_`, `.`,
 /// `/`, `:`, `,` or `=`, and only where there is none mid-word.
 fn wrap(cell: &str, w: usize) -> Vec<String> {
-    let w = w.max(1);
-    let mut lines = Vec::new();
+    wrap_hanging(cell, w, w)
+}
+
+/// Prose for a terminal `width` columns wide: wrapped as table cells are, every line after the
+/// first indented by `indent` (never to less than 20 columns of text). Cluster strings in it are
+/// escaped first, so the lines are measured as they will be shown.
+pub fn prose(text: &str, width: u16, indent: usize) -> String {
+    let first = usize::from(width).max(indent + 20);
+    let lines = wrap_hanging(&escape(text), first, first - indent);
+    lines.join(&format!("\n{}", " ".repeat(indent)))
+}
+
+/// `wrap`, the first line `first` columns wide and the others `rest`.
+fn wrap_hanging(cell: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
     for paragraph in cell.lines() {
         let mut line = String::new();
         for word in paragraph.split(' ') {
+            let w = if lines.is_empty() { first } else { rest }.max(1);
             let sep = usize::from(!line.is_empty());
             if width(&line) + sep + width(word) <= w {
                 if sep == 1 {
@@ -361,13 +375,17 @@ fn wrap(cell: &str, w: usize) -> Vec<String> {
             if !line.is_empty() {
                 lines.push(std::mem::take(&mut line));
             }
-            let mut rest = word;
-            while width(rest) > w {
-                let (head, tail) = split_word(rest, w);
+            let mut left = word;
+            loop {
+                let w = if lines.is_empty() { first } else { rest }.max(1);
+                if width(left) <= w {
+                    break;
+                }
+                let (head, tail) = split_word(left, w);
                 lines.push(head.to_string());
-                rest = tail;
+                left = tail;
             }
-            line.push_str(rest);
+            line.push_str(left);
         }
         lines.push(line);
     }

@@ -51,6 +51,13 @@ pub fn edits(args: &PlanArgs) -> Result<Vec<Edit>, Failure> {
                 cli::Edit::CloneNode(v) => Edit::clone_node(v).map_err(Failure::bad_input)?,
                 cli::Edit::DeletePod(v) => Edit::delete_pod(v).map_err(Failure::bad_input)?,
                 cli::Edit::Drain(n) => Edit::Drain(Str::new(n)),
+                cli::Edit::Selected {
+                    flag,
+                    selector,
+                    taint,
+                } => {
+                    Edit::selected(flag, selector, taint.as_deref()).map_err(Failure::bad_input)?
+                }
             })
         })
         .collect()
@@ -200,13 +207,14 @@ pub fn whatif(
     report(global, &fws, cluster, request)
 }
 
-/// `explain --all-pending` with changes: the pending pods (of `-n`'s namespace when given) go
-/// through the queue on the changed cluster.
+/// `explain --all-pending` with changes: the pending pods (of `-n`'s namespace when given, those
+/// `-l` and `--field-selector` select) go through the queue on the changed cluster.
 pub fn all_pending(
     global: &GlobalArgs,
     args: &cli::ExplainArgs,
     source: &Source,
     edits: Vec<Edit>,
+    selected: super::explain::PodFilter,
 ) -> Outcome {
     let cluster = source.load(&Default::default())?;
     let fws = frameworks(
@@ -219,7 +227,7 @@ pub fn all_pending(
         edits,
         drain: drain_options(&args.plan),
         workloads: Vec::new(),
-        pending: Some(global.namespace.as_deref().map(Str::new)),
+        pending: Some(selected),
         seed: args.plan.seed,
     };
     report(global, &fws, cluster, request)
