@@ -156,6 +156,7 @@ pub fn whatif(
     )?;
     let mut workloads = Vec::new();
     let mut owners = Vec::new();
+    let mut replaced = Vec::new();
     if let Some((display, docs)) = documents {
         let several = docs.len() > 1;
         for (i, doc) in docs.into_iter().enumerate() {
@@ -171,6 +172,7 @@ pub fn whatif(
                 &cluster,
             )?;
             profile_for(&fws, &pod.scheduler_name)?;
+            replaced.extend(w.replaces.clone());
             workloads.push(match w.daemon_set {
                 Some(strategy) => {
                     let mut template = pod;
@@ -194,6 +196,9 @@ pub fn whatif(
         }
     }
     let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
+    cluster
+        .pods
+        .retain(|p| !replaced.iter().any(|r: &Arc<_>| r.uid == p.uid));
     for (w, namespace) in &owners {
         w.register_owner(&mut cluster, *namespace);
     }

@@ -27,6 +27,9 @@ pub fn load_pod(
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
     let mut w = workload::from_value(&display, value, namespace)?;
+    let exported = (w.object.is_none())
+        .then(|| as_new(&mut w.pod))
+        .unwrap_or_default();
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()
@@ -41,6 +44,17 @@ pub fn load_pod(
         )));
     }
     defaults::pod(pod, namespace);
+    if w.object.is_none() {
+        let (ns, name) = (
+            pod.metadata.namespace.as_deref().unwrap_or(namespace),
+            pod.metadata.name.as_deref().unwrap_or(""),
+        );
+        w.replaces = cluster.find_pod(ns, name).cloned();
+        if let Some(note) = new_pod_note(&exported, w.replaces.as_deref()) {
+            warn(&format!("{display}: Pod {ns}/{name} {note}"));
+        }
+    }
+    let pod = &mut w.pod;
     let object = w.object.clone().unwrap_or_else(|| {
         format!(
             "Pod {}/{}",
@@ -105,6 +119,69 @@ pub fn load_pod(
     Ok((parsed, w))
 }
 
+/// Clears what a pod read back from a cluster carries (`kubectl get pod -o yaml`): its node,
+/// status and identity, so it is scheduled as a new pod rather than pinned to its old node.
+/// Returns the fields that were set.
+fn as_new(pod: &mut k8s_openapi::api::core::v1::Pod) -> Vec<&'static str> {
+    let mut dropped = Vec::new();
+    let mut drop = |set: bool, field: &'static str| {
+        if set {
+            dropped.push(field);
+        }
+    };
+    let spec = pod.spec.as_mut();
+    drop(
+        spec.is_some_and(|s| s.node_name.take().is_some_and(|n| !n.is_empty())),
+        "spec.nodeName",
+    );
+    drop(pod.status.take().is_some(), "status");
+    let m = &mut pod.metadata;
+    drop(m.uid.take().is_some(), "metadata.uid");
+    drop(
+        m.resource_version.take().is_some(),
+        "metadata.resourceVersion",
+    );
+    drop(
+        m.creation_timestamp.take().is_some(),
+        "metadata.creationTimestamp",
+    );
+    drop(m.managed_fields.take().is_some(), "metadata.managedFields");
+    drop(
+        m.deletion_timestamp.take().is_some(),
+        "metadata.deletionTimestamp",
+    );
+    drop(m.generation.take().is_some(), "metadata.generation");
+    dropped
+}
+
+/// The one line that says a pod is placed as new: what was dropped from it, and which pod of
+/// the cluster it replaces.
+fn new_pod_note(dropped: &[&str], replaces: Option<&Pod>) -> Option<String> {
+    let replaced = replaces.map(|p| match p.node_name {
+        Some(node) => format!("it replaces the cluster's pod of that name, taken off {node} first"),
+        None => "it replaces the cluster's pending pod of that name".to_string(),
+    });
+    match (dropped, replaced) {
+        ([], None) => None,
+        ([], Some(r)) => Some(format!("is placed as a new pod: {r}")),
+        (d, r) => Some(format!(
+            "is placed as a new pod, without its {}{}",
+            d.join(", "),
+            r.map(|r| format!("; {r}")).unwrap_or_default()
+        )),
+    }
+}
+
+/// The cluster without the pod a Pod manifest replaces.
+pub fn without_replaced(cluster: Arc<Cluster>, replaced: Option<&Pod>) -> Arc<Cluster> {
+    let Some(gone) = replaced else {
+        return cluster;
+    };
+    let mut c = Arc::unwrap_or_clone(cluster);
+    c.pods.retain(|p| p.uid != gone.uid);
+    Arc::new(c)
+}
+
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     // The file and the changes first: a typo should not wait for a cluster read.
     if args.file.as_deref() == Some("-") && global.snapshot.as_deref() == Some("-") {
@@ -140,6 +217,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &source.namespace(global),
         &cluster,
     )?;
+    let cluster = without_replaced(cluster, workload.replaces.as_deref());
     let fws = frameworks(
         global,
         &args.scheduler,
