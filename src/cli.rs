@@ -53,10 +53,10 @@ const OUTPUT: &str = "Output";
 pub struct GlobalArgs {
     /// Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz
     /// accepted) instead of the API server
-    #[arg(help_heading = CLUSTER, long, global = true, value_name = "PATH")]
+    #[arg(help_heading = CLUSTER, long, global = true, value_name = "PATH", value_hint = clap::ValueHint::AnyPath)]
     pub snapshot: Option<String>,
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
-    #[arg(help_heading = CLUSTER, long, global = true, value_name = "FILE")]
+    #[arg(help_heading = CLUSTER, long, global = true, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use
     #[arg(help_heading = CLUSTER, long, global = true)]
@@ -120,7 +120,7 @@ pub enum ColorChoice {
 #[derive(Args, Debug, Clone)]
 pub struct SchedulerArgs {
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub config: Option<PathBuf>,
     /// The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as
     /// v1.36.2 (default: the API server's version, or the one the snapshot recorded, else the
@@ -142,7 +142,7 @@ pub struct WhatifArgs {
     /// The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController, Job,
     /// CronJob or DaemonSet whose pods to place; several documents are placed in order (YAML or
     /// JSON; - for stdin). Optional with a change such as --drain
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    #[arg(short = 'f', long = "filename", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub file: Option<String>,
     /// Place this many replicas one after another (default: a workload's own replica count)
     #[arg(long, value_name = "N", conflicts_with = "max")]
@@ -245,6 +245,8 @@ struct EditFlag {
     values: &'static [&'static str],
     help: &'static str,
     make: fn(&[String]) -> Edit,
+    /// Which values the shell completes: file names for `--add-node`, else none by itself.
+    hint: clap::ValueHint,
     /// The `-l` form of a flag (`--drain -l pool=blue`): its own hidden flag once parsed, see
     /// `node_selector_args`.
     hidden: bool,
@@ -258,6 +260,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NODE|-l SELECTOR"],
         help: "Cordon a node, or every node -l selects (spec.unschedulable and its NoSchedule taint)",
         make: |v| Edit::Cordon(v[0].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -265,6 +268,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NODE|-l SELECTOR"],
         help: "Uncordon a node, or every node -l selects",
         make: |v| Edit::Uncordon(v[0].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -272,6 +276,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NODE"],
         help: "Delete a node: controllers recreate its pods elsewhere (no PodDisruptionBudget is asked), bare pods are lost",
         make: |v| Edit::DeleteNode(v[0].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -279,6 +284,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NODE=KEY[=VALUE]:EFFECT|-l SELECTOR KEY[=VALUE]:EFFECT"],
         help: "Taint a node, or every node -l selects (kubectl taint syntax); a NoExecute taint evicts the pods that do not tolerate it",
         make: |v| Edit::Taint(v[0].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -286,6 +292,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NODE=KEY[:EFFECT]"],
         help: "Remove a taint (every effect of the key without :EFFECT)",
         make: |v| Edit::Untaint(v[0].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -293,6 +300,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NODE", "KEY=VALUE"],
         help: "Label a node (KEY- removes the label)",
         make: |v| Edit::Label(v[0].clone(), v[1].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -300,6 +308,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["FILE"],
         help: "Add the Node of a manifest, with the pods of the cluster's DaemonSets that would run there",
         make: |v| Edit::AddNode(v[0].clone()),
+        hint: clap::ValueHint::FilePath,
         hidden: false,
     },
     EditFlag {
@@ -307,6 +316,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NODE=COUNT"],
         help: "Add COUNT nodes like NODE (capacity, labels, taints, DaemonSet and static pods), named NODE-clone-1…",
         make: |v| Edit::CloneNode(v[0].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -314,6 +324,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NAMESPACE/NAME"],
         help: "Delete a pod: its controller recreates it",
         make: |v| Edit::DeletePod(v[0].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -321,6 +332,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
         values: &["NODE|-l SELECTOR"],
         help: "Drain a node, or every node -l selects in name order, as kubectl drain --ignore-daemonsets would, after every other change: is it safe?",
         make: |v| Edit::Drain(v[0].clone()),
+        hint: clap::ValueHint::Other,
         hidden: false,
     },
     EditFlag {
@@ -332,6 +344,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
             selector: v[0].clone(),
             taint: None,
         },
+        hint: clap::ValueHint::Other,
         hidden: true,
     },
     EditFlag {
@@ -343,6 +356,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
             selector: v[0].clone(),
             taint: None,
         },
+        hint: clap::ValueHint::Other,
         hidden: true,
     },
     EditFlag {
@@ -354,6 +368,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
             selector: v[0].clone(),
             taint: None,
         },
+        hint: clap::ValueHint::Other,
         hidden: true,
     },
     EditFlag {
@@ -365,6 +380,7 @@ const EDIT_FLAGS: [EditFlag; 14] = [
             selector: v[0].clone(),
             taint: Some(v[1].clone()),
         },
+        hint: clap::ValueHint::Other,
         hidden: true,
     },
 ];
@@ -451,6 +467,7 @@ impl Args for Edits {
                     .num_args(flag.values.len())
                     .action(ArgAction::Append)
                     .help(flag.help)
+                    .value_hint(flag.hint)
                     .hide(flag.hidden),
             )
         })
@@ -493,7 +510,7 @@ pub struct LeaseArgs {
 #[derive(Args, Debug, Clone)]
 pub struct SnapshotArgs {
     /// Where to write: .json or .yaml by extension, .gz to compress
-    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    #[arg(short = 'f', long = "file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub file: String,
     /// Keep env values, large annotations and managedFields
     #[arg(long)]

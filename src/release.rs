@@ -133,6 +133,14 @@ impl Release {
             .expect("only modelled releases are constructed")
     }
 
+    /// The release of every modelled minor that the reference runs used, oldest first.
+    pub fn all_modelled() -> impl Iterator<Item = Release> {
+        MODELLED.iter().map(|m| Release {
+            minor: m.minor,
+            patch: m.reference_patch,
+        })
+    }
+
     /// Whether the project has been checked against a real scheduler of this minor release.
     pub fn verified(self) -> bool {
         self.modelled().verified

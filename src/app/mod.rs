@@ -1,6 +1,7 @@
 //! The commands: glue from flags to sources, the pipeline and renderers. Errors carry the exit
 //! code a script can rely on.
 
+mod complete;
 mod explain;
 mod lease;
 mod plan;
@@ -13,7 +14,7 @@ mod whatif;
 mod workload;
 
 use crate::cli::{Cli, Command};
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 use std::fmt;
 
 pub const EXIT_FITS: i32 = 0;
@@ -84,6 +85,11 @@ pub fn main(plugin: Option<&str>) -> i32 {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    match plugin {
+        None => complete::complete_if_asked(),
+        Some(p) if complete::answer_kubectl(p) => return 0,
+        Some(_) => {}
+    }
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(sub) = plugin {
         args.insert(1.min(args.len()), sub.into());
@@ -134,13 +140,12 @@ fn run(cli: Cli) -> Outcome {
     }
 }
 
-/// The completion script for a shell, generated from the flag definitions.
+/// The completion script for a shell: it asks `kubectl-sched` for the candidates of each <TAB>.
 pub fn completions(shell: clap_complete::Shell) -> String {
-    let mut cmd = Cli::command();
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "kubectl-sched", &mut buf);
-    String::from_utf8(buf).expect("completion scripts are UTF-8")
+    complete::script(shell)
 }
+
+pub use complete::delegate_to_plugin;
 
 /// A parse error as a kubectl user needs it: a kubectl flag the command does not take says
 /// which command takes it (not clap's `use '-- -l'`, which would pass it as a pod's name), and

@@ -757,32 +757,61 @@ pub async fn namespaces_holding(
     plural: &str,
     name: &str,
 ) -> Result<Vec<String>, LiveError> {
-    let (reader, _) = Reader::connect(target)?;
-    let path = match plural {
-        "pods" => collection_path::<Pod>(None),
-        "deployments" => collection_path::<Deployment>(None),
-        "daemonsets" => collection_path::<DaemonSet>(None),
-        "statefulsets" => collection_path::<StatefulSet>(None),
-        "replicasets" => collection_path::<ReplicaSet>(None),
-        "replicationcontrollers" => collection_path::<ReplicationController>(None),
-        "jobs" => collection_path::<Job>(None),
-        "cronjobs" => collection_path::<CronJob>(None),
-        "leases" => collection_path::<Lease>(None),
-        other => return Err(LiveError::new(format!("no such resource {other:?}"))),
-    };
     let fields = format!("metadata.name={name}");
-    match reader.list::<Named>(&path, "objects", Some(&fields)).await {
+    let mut namespaces: Vec<String> = names(target, plural, None, Some(&fields))
+        .await?
+        .into_iter()
+        .map(|(ns, _)| ns)
+        .collect();
+    namespaces.dedup();
+    Ok(namespaces)
+}
+
+/// The collection of a resource by its plural name, in one namespace or all.
+fn path_of(plural: &str, namespace: Option<&str>) -> Option<String> {
+    Some(match plural {
+        "nodes" => collection_path::<Node>(None),
+        "namespaces" => collection_path::<Namespace>(None),
+        "pods" => collection_path::<Pod>(namespace),
+        "deployments" => collection_path::<Deployment>(namespace),
+        "daemonsets" => collection_path::<DaemonSet>(namespace),
+        "statefulsets" => collection_path::<StatefulSet>(namespace),
+        "replicasets" => collection_path::<ReplicaSet>(namespace),
+        "replicationcontrollers" => collection_path::<ReplicationController>(namespace),
+        "jobs" => collection_path::<Job>(namespace),
+        "cronjobs" => collection_path::<CronJob>(namespace),
+        "leases" => collection_path::<Lease>(namespace),
+        _ => return None,
+    })
+}
+
+/// The namespaces and names of a resource's objects (by plural name), sorted, read as metadata
+/// only; nothing when the list is not allowed. For completion and hints.
+pub async fn names(
+    target: &Target,
+    plural: &str,
+    namespace: Option<&str>,
+    fields: Option<&str>,
+) -> Result<Vec<(String, String)>, LiveError> {
+    let path = path_of(plural, namespace)
+        .ok_or_else(|| LiveError::new(format!("no such resource {plural:?}")))?;
+    let (reader, _) = Reader::connect(target)?;
+    match reader.list::<Named>(&path, "objects", fields).await {
         Ok(items) => {
-            let mut namespaces: Vec<String> = items
+            let mut named: Vec<(String, String)> = items
                 .into_iter()
-                .filter_map(|o| o.metadata.namespace)
+                .map(|o| {
+                    (
+                        o.metadata.namespace.unwrap_or_default(),
+                        o.metadata.name.unwrap_or_default(),
+                    )
+                })
                 .collect();
-            namespaces.sort();
-            namespaces.dedup();
-            Ok(namespaces)
+            named.sort();
+            Ok(named)
         }
         Err(Fail::Status(_)) => Ok(Vec::new()),
-        Err(f) => Err(describe(f, target, &format!("list {plural} named {name}"))),
+        Err(f) => Err(describe(f, target, &format!("list {plural}"))),
     }
 }
 
