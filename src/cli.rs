@@ -3,13 +3,18 @@
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-pub const EXIT_CODES: &str = "Exit codes: 0 the pod fits (or the command succeeded), 1 the pod fits no node \
-(with changes: a pod stays pending, is lost or cannot be evicted), 2 bad input (files, flags, configuration), \
-3 cluster or API error.";
+pub const EXIT_CODES: &str = "Exit codes:
+  0  the pod fits (or the command succeeded)
+  1  the pod fits no node; with changes, the plan is not safe: a pod stays
+     pending, is lost or cannot be evicted
+  2  bad input (files, flags, configuration)
+  3  cluster or API error";
 
 /// The lease command's exit codes: it answers no yes-or-no question.
-const LEASE_EXIT_CODES: &str =
-    "Exit codes: 0 success, 2 bad input (files, flags), 3 cluster or API error.";
+const LEASE_EXIT_CODES: &str = "Exit codes:
+  0  success
+  2  bad input (files, flags)
+  3  cluster or API error";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -199,10 +204,10 @@ pub struct PlanArgs {
     pub edits: Edits,
     /// With --drain: delete pods that declare no controller (kubectl drain --force); nothing
     /// recreates them
-    #[arg(long, requires = "drain")]
+    #[arg(long, requires = DRAINS)]
     pub force: bool,
     /// With --drain: evict pods with emptyDir volumes (their data is lost)
-    #[arg(long, requires = "drain")]
+    #[arg(long, requires = DRAINS)]
     pub delete_emptydir_data: bool,
     /// Break ties between equally good nodes at random, seeded, as kube-scheduler does (default:
     /// the first by name)
@@ -457,8 +462,16 @@ impl FromArgMatches for Edits {
     }
 }
 
+/// `--drain NODE` and `--drain -l SELECTOR`, for the flags that only go with a drain.
+const DRAINS: &str = "drains";
+
 impl Args for Edits {
     fn augment_args(cmd: clap::Command) -> clap::Command {
+        let cmd = cmd.group(
+            clap::ArgGroup::new(DRAINS)
+                .args(["drain", "drain-selector"])
+                .multiple(true),
+        );
         EDIT_FLAGS.iter().fold(cmd, |cmd, flag| {
             cmd.arg(
                 Arg::new(flag.id)
@@ -571,11 +584,12 @@ fn examples(command: &str) -> &'static str {
   {p} pod/search-indexer-7c9d5 -n shop --snapshot fixtures/clusters/demo.yaml
 
   # A workload's pending pods, grouped by what holds them back (deploy, sts, rs, ds, rc, job, cj)
-  {p} deploy/web -n shop --snapshot fixtures/clusters/demo.yaml
+  {p} deploy/web -n shop --snapshot fixtures/clusters/workloads.yaml
 
-  # Every pending pod, in every namespace; only those with a label
-  {p} -A --snapshot fixtures/clusters/demo.yaml
-  {p} -l app=search-indexer --snapshot fixtures/clusters/demo.yaml
+  # Every pending pod, in every namespace; only those a selector selects
+  {p} -A --snapshot fixtures/clusters/workloads.yaml
+  {p} -l app=web,pod-template-hash!=7b9c2 --snapshot fixtures/clusters/workloads.yaml
+  {p} --field-selector metadata.namespace=batch --snapshot fixtures/clusters/workloads.yaml
 
   # Would two more nodes like a2 schedule the pending pods?
   {p} --all-pending --clone-node a2=2 --snapshot fixtures/clusters/plan.yaml"
@@ -601,7 +615,7 @@ fn examples(command: &str) -> &'static str {
   kubectl sched-explain -A --snapshot incident.json.gz"
         }
         _ => {
-            "  # bash; zsh: completions zsh > \"${fpath[1]}/_kubectl-sched\"
+            "  # bash (in ~/.bashrc); zsh, fish and PowerShell likewise
   source <({p} bash)"
         }
     }
@@ -633,13 +647,17 @@ pub fn command(plugin: Option<&str>) -> clap::Command {
         } else {
             EXIT_CODES
         };
-        let after = format!(
-            "Examples:\n{}\n\n{exit_codes}",
+        // In the template's own text, not after_help, so that clap does not wrap the example
+        // lines to the terminal: a wrapped command line cannot be copied.
+        let template = format!(
+            "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\nExamples:\n{}\n\n{exit_codes}\n",
             examples(&name).replace("{p}", &p)
         );
         let namespace = lease_namespace.clone().filter(|_| name == "lease");
         cmd = cmd.mut_subcommand(&name, |s| {
-            let s = s.override_usage(lines.join("\n       ")).after_help(after);
+            let s = s
+                .override_usage(lines.join("\n       "))
+                .help_template(template);
             match namespace {
                 Some(arg) => s.arg(arg),
                 None => s,

@@ -727,7 +727,7 @@ fn workload_text(report: &WorkloadReport, events: bool, opts: TableOptions) -> S
                 many.join(", ")
             ),
         };
-        let _ = writeln!(out, "{}", style.bold(&term::prose(&heading, opts.width, 0)));
+        let _ = writeln!(out, "{}", style.bold(&term::prose(&heading, opts.width, 2)));
         match &g.explanation {
             Some(e) => {
                 out.push_str(&explain::table::render(e.explanation, opts));

@@ -119,21 +119,34 @@ pub fn load_pod(
     Ok((parsed, w))
 }
 
-/// Clears what a pod read back from a cluster carries (`kubectl get pod -o yaml`): its node,
-/// status and identity, so it is scheduled as a new pod rather than pinned to its old node.
+/// Clears what a bound pod read back from a cluster carries (`kubectl get pod -o yaml`): its
+/// node, status and identity, so it is scheduled as a new pod rather than pinned to its old
+/// node. A `spec.nodeName` without the marks of an exported object (uid, resourceVersion,
+/// creationTimestamp, managedFields) is a manifest's own and stays: the NodeName plugin reads it.
 /// Returns the fields that were set.
 fn as_new(pod: &mut k8s_openapi::api::core::v1::Pod) -> Vec<&'static str> {
-    let mut dropped = Vec::new();
+    let m = &pod.metadata;
+    let exported = m.uid.is_some()
+        || m.resource_version.is_some()
+        || m.creation_timestamp.is_some()
+        || m.managed_fields.is_some();
+    let bound = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .is_some_and(|n| !n.is_empty());
+    if !(exported && bound) {
+        return Vec::new();
+    }
+    let mut dropped = vec!["spec.nodeName"];
     let mut drop = |set: bool, field: &'static str| {
         if set {
             dropped.push(field);
         }
     };
-    let spec = pod.spec.as_mut();
-    drop(
-        spec.is_some_and(|s| s.node_name.take().is_some_and(|n| !n.is_empty())),
-        "spec.nodeName",
-    );
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.node_name = None;
+    }
     drop(pod.status.take().is_some(), "status");
     let m = &mut pod.metadata;
     drop(m.uid.take().is_some(), "metadata.uid");
@@ -154,13 +167,12 @@ fn as_new(pod: &mut k8s_openapi::api::core::v1::Pod) -> Vec<&'static str> {
     dropped
 }
 
-/// The one line that says a pod is placed as new: what was dropped from it, and which pod of
-/// the cluster it replaces.
+/// The one line that says a pod is placed as new: what was dropped from it, and the bound pod
+/// of the cluster it replaces (replacing a pending one changes nothing worth a line).
 fn new_pod_note(dropped: &[&str], replaces: Option<&Pod>) -> Option<String> {
-    let replaced = replaces.map(|p| match p.node_name {
-        Some(node) => format!("it replaces the cluster's pod of that name, taken off {node} first"),
-        None => "it replaces the cluster's pending pod of that name".to_string(),
-    });
+    let replaced = replaces
+        .and_then(|p| p.node_name)
+        .map(|node| format!("it replaces the cluster's pod of that name, taken off {node} first"));
     match (dropped, replaced) {
         ([], None) => None,
         ([], Some(r)) => Some(format!("is placed as a new pod: {r}")),
