@@ -720,12 +720,17 @@ fn explain_takes_kubectl_resource_arguments() {
             "daemonset \"agent\" not found in namespace \"shop\" (the snapshot holds no daemonsets",
         ),
     ] {
-        let mut all = vec!["explain", "--snapshot", &w];
-        all.extend(args);
-        let (code, _, err) = run(&all);
-        assert_eq!(code, 2, "{args:?}");
-        assert!(err.contains(said), "{args:?}: {err}");
+        explain_refuses(&w, args, said);
     }
+}
+
+/// `explain --snapshot CLUSTER ARGS` exits 2 saying `said`.
+fn explain_refuses(cluster: &str, args: &[&str], said: &str) {
+    let mut all = vec!["explain", "--snapshot", cluster];
+    all.extend(args);
+    let (code, _, err) = run(&all);
+    assert_eq!(code, 2, "{args:?}");
+    assert!(err.contains(said), "{args:?}: {err}");
 }
 
 /// What a person reads for a workload: its line, then each group with its explanation.
@@ -840,11 +845,7 @@ fn explain_selects_pending_pods_with_kubectl_selectors() {
             "name cannot be provided when a selector is specified",
         ),
     ] {
-        let mut all = vec!["explain", "--snapshot", &w];
-        all.extend(args);
-        let (code, _, err) = run(&all);
-        assert_eq!(code, 2, "{args:?}");
-        assert!(err.contains(said), "{args:?}: {err}");
+        explain_refuses(&w, args, said);
     }
 }
 
@@ -874,7 +875,7 @@ fn help_and_errors_speak_as_kubectl_users_type() {
         assert_eq!(code, 0);
         assert!(out.contains(&format!("Usage: {typed} ")), "{out}");
         assert!(!out.contains("kubectl-sched_"), "{out}");
-        assert!(out.contains(&format!("Examples:\n  # ")), "{out}");
+        assert!(out.contains("Examples:\n  # "), "{out}");
         assert!(out.contains(&format!("\n  {typed} ")), "{out}");
         assert!(out.contains("Exit codes:\n  0  "), "{out}");
     }
@@ -1011,18 +1012,22 @@ status:
 ",
     )
     .unwrap();
-    let (code, out, err) = run(&[
-        "whatif",
-        "--snapshot",
-        &workloads(),
-        "-f",
-        exported.to_str().unwrap(),
-        "-o",
-        "json",
-    ]);
+    let whatif = |file: &std::path::Path| {
+        let (code, out, err) = run(&[
+            "whatif",
+            "--snapshot",
+            &workloads(),
+            "-f",
+            file.to_str().unwrap(),
+            "-o",
+            "json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        (code, v, err)
+    };
+    let (code, v, err) = whatif(&exported);
     // Taken off blue-1, it fits there again (3 of 4 cpus): not pinned, not counted twice.
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["selected"], serde_json::json!(["blue-1"]));
     assert_eq!(
         err.lines().collect::<Vec<_>>(),
@@ -1042,17 +1047,8 @@ status:
         ),
     )
     .unwrap();
-    let (code, out, err) = run(&[
-        "whatif",
-        "--snapshot",
-        &workloads(),
-        "-f",
-        two.to_str().unwrap(),
-        "-o",
-        "json",
-    ]);
+    let (code, v, err) = whatif(&two);
     assert_eq!(code, 1, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     // (A plan names a controller's pods afresh, `-1`.) The first goes back to blue-1, which
     // has room for it only without the pod it replaces.
     let placed: Vec<(&str, &str, &str)> = v["pods"]

@@ -89,102 +89,52 @@ fn bash_completes_names_from_the_snapshot_on_the_line() {
         "worker-b1",
         "worker-b2",
     ];
-    assert_eq!(
-        bash_candidates(&["kubectl-sched", "whatif", "--snapshot", DEMO, "--drain", ""]),
-        nodes
-    );
-    assert_eq!(
-        bash_candidates(&[
-            "kubectl-sched",
-            "whatif",
-            "--snapshot",
-            DEMO,
-            "--cordon",
-            "worker-a"
-        ]),
-        ["worker-a1", "worker-a2"]
-    );
-    assert_eq!(
-        bash_candidates(&[
-            "kubectl-sched",
-            "whatif",
-            "--snapshot",
-            DEMO,
-            "--taint",
-            "gpu"
-        ]),
-        ["gpu-b1="]
-    );
-    assert_eq!(
-        bash_candidates(&["kubectl-sched", "explain", "--snapshot", DEMO, "-n", ""]),
-        ["batch", "default", "kube-system", "shop"]
-    );
-    assert_eq!(
-        bash_candidates(&[
-            "kubectl-sched",
-            "explain",
-            "-n",
-            "shop",
-            "--snapshot",
-            DEMO,
-            "search"
-        ]),
-        ["search-indexer-7c9d5"]
-    );
-    assert_eq!(
-        bash_candidates(&[
-            "kubectl-sched",
-            "explain",
-            "--snapshot",
-            DEMO,
-            "shop/web-5d8c7b9f4-k"
-        ]),
-        ["shop/web-5d8c7b9f4-k2x8p"]
-    );
-    assert_eq!(
-        bash_candidates(&["kubectl-sched", "lease", "--snapshot", DEMO, "kube-"]),
-        ["kube-scheduler"]
-    );
-    assert_eq!(
-        bash_candidates(&["kubectl-sched", "whatif", "--scheduler-version", "1.3"]),
-        ["1.34", "1.35", "1.36", "1.37"]
-    );
-    assert_eq!(
-        bash_candidates(&["kubectl-sched", "whatif", "-o", ""]),
-        ["table", "wide", "json", "yaml"]
-    );
-    assert_eq!(
-        bash_candidates(&["kubectl-sched", "explain", "--color", "a"]),
-        ["auto", "always"]
-    );
-    // File flags complete file names; others do not.
-    assert_eq!(
-        bash_candidates(&[
-            "kubectl-sched",
-            "whatif",
-            "--snapshot",
-            "fixtures/clusters/de"
-        ]),
-        ["fixtures/clusters/demo.yaml"]
-    );
-    assert_eq!(
-        bash_candidates(&["kubectl-sched", "whatif", "-f", "fixtures/pods/checkout"]),
-        ["fixtures/pods/checkout-critical.yaml"]
-    );
-    assert!(
-        bash_candidates(&[
-            "kubectl-sched",
-            "whatif",
-            "--snapshot",
-            DEMO,
-            "--drain",
-            "Cargo"
-        ])
-        .is_empty()
-    );
-    assert!(
-        bash_candidates(&["kubectl-sched", "whatif", "--scheduler-version", "Cargo"]).is_empty()
-    );
+    // The words after `kubectl-sched`, the last being completed, and what bash offers.
+    let cases: [(&[&str], &[&str]); 14] = [
+        (&["whatif", "--snapshot", DEMO, "--drain", ""], &nodes),
+        (
+            &["whatif", "--snapshot", DEMO, "--cordon", "worker-a"],
+            &["worker-a1", "worker-a2"],
+        ),
+        (
+            &["whatif", "--snapshot", DEMO, "--taint", "gpu"],
+            &["gpu-b1="],
+        ),
+        (
+            &["explain", "--snapshot", DEMO, "-n", ""],
+            &["batch", "default", "kube-system", "shop"],
+        ),
+        (
+            &["explain", "-n", "shop", "--snapshot", DEMO, "search"],
+            &["search-indexer-7c9d5"],
+        ),
+        (
+            &["explain", "--snapshot", DEMO, "shop/web-5d8c7b9f4-k"],
+            &["shop/web-5d8c7b9f4-k2x8p"],
+        ),
+        (&["lease", "--snapshot", DEMO, "kube-"], &["kube-scheduler"]),
+        (
+            &["whatif", "--scheduler-version", "1.3"],
+            &["1.34", "1.35", "1.36", "1.37"],
+        ),
+        (&["whatif", "-o", ""], &["table", "wide", "json", "yaml"]),
+        (&["explain", "--color", "a"], &["auto", "always"]),
+        // File flags complete file names; others do not.
+        (
+            &["whatif", "--snapshot", "fixtures/clusters/de"],
+            &["fixtures/clusters/demo.yaml"],
+        ),
+        (
+            &["whatif", "-f", "fixtures/pods/checkout"],
+            &["fixtures/pods/checkout-critical.yaml"],
+        ),
+        (&["whatif", "--snapshot", DEMO, "--drain", "Cargo"], &[]),
+        (&["whatif", "--scheduler-version", "Cargo"], &[]),
+    ];
+    for (words, expected) in cases {
+        let line = [&["kubectl-sched"][..], words].concat();
+        assert_eq!(bash_candidates(&line), expected, "{words:?}");
+    }
 }
 
 /// What `kubectl_complete-sched_<plugin>` prints for these words.

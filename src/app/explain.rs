@@ -19,6 +19,7 @@ use crate::model::intern::Str;
 use crate::model::labels::Selector;
 use crate::model::pod::Pod;
 use crate::model::selection::{self, FieldSelector};
+use crate::plan::PodFilter;
 use crate::release::ReleaseChoice;
 use crate::source::events;
 use crate::source::live::{self, Plan};
@@ -168,11 +169,7 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
         pod: Some((ns.clone(), name.clone())),
         ..Default::default()
     })?;
-    let fws = frameworks(
-        global,
-        &args.scheduler,
-        release(&args.scheduler, &source, &cluster)?,
-    )?;
+    let fws = profiles(global, args, &source, &cluster)?;
     let Some(pod) = cluster.find_pod(&ns, &name).cloned() else {
         return Err(not_found(&source, &cluster, &target));
     };
@@ -213,6 +210,20 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     } else {
         EXIT_UNSCHEDULABLE
     })
+}
+
+/// The profiles of the release modelled for this cluster.
+fn profiles(
+    global: &GlobalArgs,
+    args: &ExplainArgs,
+    source: &Source,
+    cluster: &Cluster,
+) -> Result<Vec<Framework>, Failure> {
+    frameworks(
+        global,
+        &args.scheduler,
+        release(&args.scheduler, source, cluster)?,
+    )
 }
 
 /// FailedScheduling events are read from a live cluster and saved by `kubectl-sched snapshot`:
@@ -267,23 +278,28 @@ struct Selection {
 
 impl Selection {
     fn parse(args: &ExplainArgs) -> Result<Selection, Failure> {
-        let labels = match &args.selector {
-            Some(s) => Some((
-                s.clone(),
-                selection::parse_label_selector(s)
-                    .map_err(|e| Failure::bad_input(anyhow!("-l {s:?}: {e}")))?,
-            )),
-            None => None,
-        };
-        let fields = match &args.field_selector {
-            Some(s) => Some((
-                s.clone(),
-                FieldSelector::parse_for_pods(s)
-                    .map_err(|e| Failure::bad_input(anyhow!("--field-selector {s:?}: {e}")))?,
-            )),
-            None => None,
-        };
-        Ok(Selection { labels, fields })
+        /// The flag's text with what it parses to; a parse error names the flag.
+        fn parsed<T>(
+            flag: &str,
+            text: &Option<String>,
+            parse: fn(&str) -> Result<T, String>,
+        ) -> Result<Option<(String, T)>, Failure> {
+            text.as_ref()
+                .map(|s| {
+                    parse(s)
+                        .map(|v| (s.clone(), v))
+                        .map_err(|e| Failure::bad_input(anyhow!("{flag} {s:?}: {e}")))
+                })
+                .transpose()
+        }
+        Ok(Selection {
+            labels: parsed("-l", &args.selector, selection::parse_label_selector)?,
+            fields: parsed(
+                "--field-selector",
+                &args.field_selector,
+                FieldSelector::parse_for_pods,
+            )?,
+        })
     }
 
     fn is_empty(&self) -> bool {
@@ -347,9 +363,6 @@ impl Selection {
         }
     }
 }
-
-/// Which pending pods to explain or plan for.
-pub type PodFilter = Box<dyn Fn(&Pod) -> bool>;
 
 /// `explain --all-pending -o json|yaml`: the release modelled, and a row per pending pod.
 #[derive(Serialize)]
@@ -506,11 +519,7 @@ fn all_pending_pods(
         ..Default::default()
     })?;
     let selected = selection.resolve(global, args, source)?;
-    let fws = frameworks(
-        global,
-        &args.scheduler,
-        release(&args.scheduler, source, &cluster)?,
-    )?;
+    let fws = profiles(global, args, source, &cluster)?;
     // Pending pods are on no node, so one snapshot serves them all.
     let snapshot = Snapshot::new(cluster.clone(), None);
     let mut pending: Vec<&Arc<Pod>> = cluster
@@ -605,11 +614,7 @@ fn workload(
     if !found.found {
         return Err(not_found(source, &cluster, target));
     }
-    let fws = frameworks(
-        global,
-        &args.scheduler,
-        release(&args.scheduler, source, &cluster)?,
-    )?;
+    let fws = profiles(global, args, source, &cluster)?;
     let snapshot = Snapshot::new(cluster.clone(), None);
     let pending: Vec<(&Arc<Pod>, Assessed)> = found
         .pods

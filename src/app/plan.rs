@@ -219,7 +219,7 @@ pub fn all_pending(
     args: &cli::ExplainArgs,
     source: &Source,
     edits: Vec<Edit>,
-    selected: super::explain::PodFilter,
+    selected: plan::PodFilter,
 ) -> Outcome {
     let cluster = source.load(&Default::default())?;
     let fws = frameworks(

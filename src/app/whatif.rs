@@ -27,9 +27,11 @@ pub fn load_pod(
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
     let mut w = workload::from_value(&display, value, namespace)?;
-    let exported = (w.object.is_none())
-        .then(|| as_new(&mut w.pod))
-        .unwrap_or_default();
+    let exported = if w.object.is_none() {
+        as_new(&mut w.pod)
+    } else {
+        Vec::new()
+    };
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()

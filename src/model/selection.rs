@@ -49,7 +49,7 @@ impl Token {
     }
 
     /// In a list of values, `in` and `notin` are values like any other.
-    fn as_value(self) -> Token {
+    fn into_value(self) -> Token {
         match self {
             Token::In | Token::NotIn => Token::Identifier(self.literal().to_string()),
             t => t,
@@ -138,14 +138,14 @@ struct Parser {
 
 impl Parser {
     fn peek(&self) -> Token {
-        self.tokens[self.at].clone().as_value()
+        self.tokens[self.at].clone().into_value()
     }
 
     /// The next token; `in`/`notin` read as values unless an operator is expected.
     fn next(&mut self, operator: bool) -> Token {
         let t = self.tokens[self.at].clone();
         self.at = (self.at + 1).min(self.tokens.len() - 1);
-        if operator { t } else { t.as_value() }
+        if operator { t } else { t.into_value() }
     }
 
     fn selector(&mut self) -> Result<Vec<Requirement>, String> {
@@ -479,23 +479,17 @@ fn pod_field<'a>(pod: &'a Pod, field: &str) -> Option<Cow<'a, str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::intern::Str;
     use crate::model::labels::Labels;
     use serde_json::json;
 
-    fn labels(pairs: &[(&str, &str)]) -> Labels {
-        Labels::from_pairs(
-            pairs
-                .iter()
-                .map(|(k, v)| (Str::new(*k), Str::new(*v)))
-                .collect(),
-        )
-    }
-
     fn selects(selector: &str, pairs: &[(&str, &str)]) -> bool {
+        let labels = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         parse_label_selector(selector)
             .unwrap_or_else(|e| panic!("{selector}: {e}"))
-            .matches(&labels(pairs))
+            .matches(&Labels::from_map(&labels))
     }
 
     #[test]

@@ -122,6 +122,20 @@ pub struct Applied {
     pub drains: Vec<Str>,
 }
 
+impl Applied {
+    /// An edit before it has done anything.
+    fn of(edit: &Edit) -> Applied {
+        Applied {
+            flag: edit.flag(),
+            summary: String::new(),
+            added_nodes: Vec::new(),
+            displaced: Vec::new(),
+            daemon_pods: Vec::new(),
+            drains: Vec::new(),
+        }
+    }
+}
+
 fn plural(n: usize, one: &str) -> String {
     if n == 1 {
         format!("1 {one}")
@@ -227,14 +241,7 @@ impl Edit {
             return Err(self.error("no node matches"));
         }
         nodes.sort_by(|a, b| a.as_str().cmp(b.as_str()));
-        let mut all = Applied {
-            flag: self.flag(),
-            summary: String::new(),
-            added_nodes: Vec::new(),
-            displaced: Vec::new(),
-            daemon_pods: Vec::new(),
-            drains: Vec::new(),
-        };
+        let mut all = Applied::of(self);
         let mut summaries = Vec::new();
         for node in &nodes {
             let one = change.on(*node).apply(cluster)?;
@@ -370,14 +377,7 @@ impl Edit {
 
     /// Applies the edit to the cluster.
     pub fn apply(&self, cluster: &mut Cluster) -> Result<Applied, EditError> {
-        let mut applied = Applied {
-            flag: self.flag(),
-            summary: String::new(),
-            added_nodes: Vec::new(),
-            displaced: Vec::new(),
-            daemon_pods: Vec::new(),
-            drains: Vec::new(),
-        };
+        let mut applied = Applied::of(self);
         match self {
             Edit::Selected {
                 change, selector, ..

@@ -166,6 +166,9 @@ pub enum Workload {
     DaemonSet(daemonset::DaemonSet),
 }
 
+/// Which of the cluster's pods a request is about.
+pub type PodFilter = Box<dyn Fn(&Pod) -> bool>;
+
 /// Everything a plan is asked to do.
 pub struct Request {
     /// In command-line order.
@@ -175,7 +178,7 @@ pub struct Request {
     pub workloads: Vec<Workload>,
     /// Queue the pods already pending that this selects (`explain --all-pending`: `-n`, `-l`,
     /// `--field-selector`).
-    pub pending: Option<Box<dyn Fn(&Pod) -> bool>>,
+    pub pending: Option<PodFilter>,
     /// `--seed`: choose among tied nodes at random, seeded; `None` takes the first by name.
     pub seed: Option<u64>,
 }

@@ -91,8 +91,7 @@ fn plan(items: Vec<Value>, ask: Ask) -> Plan {
             drain: ask.drain,
             workloads: ask.workloads,
             pending: ask.pending.map(|namespace| {
-                Box::new(move |p: &Pod| namespace.is_none_or(|ns| p.namespace == ns))
-                    as Box<dyn Fn(&Pod) -> bool>
+                Box::new(move |p: &Pod| namespace.is_none_or(|ns| p.namespace == ns)) as PodFilter
             }),
             seed: ask.seed,
         },
