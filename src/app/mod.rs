@@ -95,11 +95,18 @@ pub fn main(plugin: Option<&str>) -> i32 {
         args.insert(1.min(args.len()), sub.into());
     }
     let args = crate::cli::node_selector_args(args);
+    let cmd = crate::cli::command(plugin);
+    // The command given: the plugin's, or the first word that names one.
     let command = plugin
         .map(str::to_string)
-        .or_else(|| args.get(1).and_then(|a| a.to_str()).map(str::to_string))
+        .or_else(|| {
+            args.iter()
+                .skip(1)
+                .filter_map(|a| a.to_str())
+                .find_map(|a| cmd.find_subcommand(a).map(|s| s.get_name().to_string()))
+        })
         .unwrap_or_default();
-    let parsed = crate::cli::command(plugin)
+    let parsed = cmd
         .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m));
     let cli = match parsed {
