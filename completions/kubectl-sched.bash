@@ -27,8 +27,8 @@ _clap_complete_kubectl_sched() {
     fi
 }
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -o nospace -o bashdefault -o nosort -F _clap_complete_kubectl_sched kubectl-sched
+    complete -o nospace -o nosort -F _clap_complete_kubectl_sched kubectl-sched
 else
-    complete -o nospace -o bashdefault -F _clap_complete_kubectl_sched kubectl-sched
+    complete -o nospace -F _clap_complete_kubectl_sched kubectl-sched
 fi
 

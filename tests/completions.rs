@@ -135,6 +135,16 @@ fn bash_completes_names_from_the_snapshot_on_the_line() {
         let line = [&["kubectl-sched"][..], words].concat();
         assert_eq!(bash_candidates(&line), expected, "{words:?}");
     }
+    // Where kubectl-sched offers nothing, bash must not fall back to file names.
+    let spec = Command::new("bash")
+        .arg("-c")
+        .arg("source completions/kubectl-sched.bash; complete -p kubectl-sched")
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let spec = String::from_utf8(spec.stdout).unwrap();
+    assert!(spec.contains("-F _clap_complete_kubectl_sched"), "{spec}");
+    assert!(!spec.contains("default"), "{spec}");
 }
 
 /// What `kubectl_complete-sched_<plugin>` prints for these words.

@@ -458,7 +458,10 @@ pub fn script(shell: clap_complete::Shell) -> String {
             &mut buf,
         )
         .expect("writing to memory");
-    String::from_utf8(buf).expect("completion scripts are UTF-8")
+    let script = String::from_utf8(buf).expect("completion scripts are UTF-8");
+    // bash's default completion would offer file names wherever kubectl-sched offers nothing
+    // (a node name that matches no node): the file flags' names come from kubectl-sched itself.
+    script.replace(" -o bashdefault", "")
 }
 
 /// Whether a flag takes a file (or directory) name.
