@@ -452,11 +452,25 @@ fn breaks_after(c: char) -> bool {
 /// Text wrapped to `w` columns: at spaces, and a word longer than a line after a `-`, `_`, `.`,
 /// `/`, `:`, `,` or `=`, and only where there is none mid-word.
 fn wrap(cell: &str, w: usize) -> Vec<String> {
-    let w = w.max(1);
-    let mut lines = Vec::new();
+    wrap_hanging(cell, w, w)
+}
+
+/// Prose for a terminal `width` columns wide: wrapped as table cells are, every line after the
+/// first indented by `indent` (never to less than 20 columns of text). Strings from outside in it
+/// are measured as `finish` will show them, and an escape is never split over two lines.
+pub fn prose(text: &str, width: u16, indent: usize) -> String {
+    let first = usize::from(width).max(indent + 20);
+    let lines = wrap_hanging(text, first, first - indent);
+    lines.join(&format!("\n{}", " ".repeat(indent)))
+}
+
+/// `wrap`, the first line `first` columns wide and the others `rest`.
+fn wrap_hanging(cell: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
     for paragraph in cell.lines() {
         let mut line = String::new();
         for word in paragraph.split(' ') {
+            let w = if lines.is_empty() { first } else { rest }.max(1);
             let sep = usize::from(!line.is_empty());
             if width(&line) + sep + width(word) <= w {
                 if sep == 1 {
@@ -468,13 +482,17 @@ fn wrap(cell: &str, w: usize) -> Vec<String> {
             if !line.is_empty() {
                 lines.push(std::mem::take(&mut line));
             }
-            let mut rest = word;
-            while width(rest) > w {
-                let (head, tail) = split_word(rest, w);
+            let mut left = word;
+            loop {
+                let w = if lines.is_empty() { first } else { rest }.max(1);
+                if width(left) <= w {
+                    break;
+                }
+                let (head, tail) = split_word(left, w);
                 lines.push(head.to_string());
-                rest = tail;
+                left = tail;
             }
-            line.push_str(rest);
+            line.push_str(left);
         }
         lines.push(line);
     }
@@ -668,6 +686,22 @@ mod tests {
         );
         // Our own markers are well formed and survive layout.
         assert!(ON.bold("x").starts_with(&p.open) && ON.bold("x").contains(&p.close));
+    }
+
+    #[test]
+    fn prose_keeps_our_styles_and_measures_escapes_as_shown() {
+        let text = format!(
+            "{} holder evil\u{E0001}\u{E0062}-\u{202E}x renewed 3s ago by the leader",
+            ON.bold("Holder:")
+        );
+        let shown = finish(&prose(&text, 24, 2), true);
+        assert!(
+            shown.starts_with("\x1b[1mHolder:\x1b[0m holder"),
+            "{shown:?}"
+        );
+        assert_eq!(shown.matches('\x1b').count(), 2, "{shown:?}");
+        assert!(shown.contains("evil\\u{e0001}\\u{e0062}-"), "{shown:?}");
+        assert!(shown.lines().all(|l| width(l) <= 24), "{shown:?}");
     }
 
     #[test]

@@ -27,6 +27,11 @@ pub fn load_pod(
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
     let mut w = workload::from_value(&display, value, namespace)?;
+    let exported = if w.object.is_none() {
+        as_new(&mut w.pod)
+    } else {
+        Vec::new()
+    };
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()
@@ -41,6 +46,17 @@ pub fn load_pod(
         )));
     }
     defaults::pod(pod, namespace);
+    if w.object.is_none() {
+        let (ns, name) = (
+            pod.metadata.namespace.as_deref().unwrap_or(namespace),
+            pod.metadata.name.as_deref().unwrap_or(""),
+        );
+        w.replaces = cluster.find_pod(ns, name).cloned();
+        if let Some(note) = new_pod_note(&exported, w.replaces.as_deref()) {
+            warn(&format!("{display}: Pod {ns}/{name} {note}"));
+        }
+    }
+    let pod = &mut w.pod;
     let object = w.object.clone().unwrap_or_else(|| {
         format!(
             "Pod {}/{}",
@@ -105,6 +121,81 @@ pub fn load_pod(
     Ok((parsed, w))
 }
 
+/// Clears what a bound pod read back from a cluster carries (`kubectl get pod -o yaml`): its
+/// node, status and identity, so it is scheduled as a new pod rather than pinned to its old
+/// node. A `spec.nodeName` without the marks of an exported object (uid, resourceVersion,
+/// creationTimestamp, managedFields) is a manifest's own and stays: the NodeName plugin reads it.
+/// Returns the fields that were set.
+fn as_new(pod: &mut k8s_openapi::api::core::v1::Pod) -> Vec<&'static str> {
+    let m = &pod.metadata;
+    let exported = m.uid.is_some()
+        || m.resource_version.is_some()
+        || m.creation_timestamp.is_some()
+        || m.managed_fields.is_some();
+    let bound = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .is_some_and(|n| !n.is_empty());
+    if !(exported && bound) {
+        return Vec::new();
+    }
+    let mut dropped = vec!["spec.nodeName"];
+    let mut drop = |set: bool, field: &'static str| {
+        if set {
+            dropped.push(field);
+        }
+    };
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.node_name = None;
+    }
+    drop(pod.status.take().is_some(), "status");
+    let m = &mut pod.metadata;
+    drop(m.uid.take().is_some(), "metadata.uid");
+    drop(
+        m.resource_version.take().is_some(),
+        "metadata.resourceVersion",
+    );
+    drop(
+        m.creation_timestamp.take().is_some(),
+        "metadata.creationTimestamp",
+    );
+    drop(m.managed_fields.take().is_some(), "metadata.managedFields");
+    drop(
+        m.deletion_timestamp.take().is_some(),
+        "metadata.deletionTimestamp",
+    );
+    drop(m.generation.take().is_some(), "metadata.generation");
+    dropped
+}
+
+/// The one line that says a pod is placed as new: what was dropped from it, and the bound pod
+/// of the cluster it replaces (replacing a pending one changes nothing worth a line).
+fn new_pod_note(dropped: &[&str], replaces: Option<&Pod>) -> Option<String> {
+    let replaced = replaces
+        .and_then(|p| p.node_name)
+        .map(|node| format!("it replaces the cluster's pod of that name, taken off {node} first"));
+    match (dropped, replaced) {
+        ([], None) => None,
+        ([], Some(r)) => Some(format!("is placed as a new pod: {r}")),
+        (d, r) => Some(format!(
+            "is placed as a new pod, without its {}{}",
+            d.join(", "),
+            r.map(|r| format!("; {r}")).unwrap_or_default()
+        )),
+    }
+}
+
+/// The cluster without the pod a Pod manifest replaces.
+pub fn without_replaced(cluster: Arc<Cluster>, replaced: Option<&Pod>) -> Arc<Cluster> {
+    let Some(gone) = replaced else {
+        return cluster;
+    };
+    let mut c = Arc::unwrap_or_clone(cluster);
+    c.pods.retain(|p| p.uid != gone.uid);
+    Arc::new(c)
+}
+
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     // The file and the changes first: a typo should not wait for a cluster read.
     if args.file.as_deref() == Some("-") && global.snapshot.as_deref() == Some("-") {
@@ -140,6 +231,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &source.namespace(global),
         &cluster,
     )?;
+    let cluster = without_replaced(cluster, workload.replaces.as_deref());
     let fws = frameworks(
         global,
         &args.scheduler,

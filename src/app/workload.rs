@@ -35,6 +35,8 @@ pub struct Workload {
     pub object: Option<String>,
     /// The controller the pods would have, to register so default spreading finds it.
     owner: Option<(OwnerKind, Str, Option<Selector>, Option<Labels>)>,
+    /// The cluster's pod of the same namespace and name, which a Pod manifest replaces.
+    pub replaces: Option<std::sync::Arc<crate::model::pod::Pod>>,
 }
 
 /// `spec.updateStrategy.type` of a DaemonSet.
@@ -349,6 +351,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
             description: None,
             object: None,
             owner: None,
+            replaces: None,
         });
     }
     let t = decode_template(display, &object, &kind, &value)?;
@@ -436,6 +439,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
         description: Some(format!("{kind} {name}")),
         object: Some(object),
         owner,
+        replaces: None,
     })
 }
 

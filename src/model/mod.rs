@@ -14,5 +14,6 @@ pub mod node_selector;
 pub mod pod;
 pub mod quantity;
 pub mod resource;
+pub mod selection;
 pub mod taints;
 pub mod validate;

@@ -204,6 +204,8 @@ enum Item {
     Object(Object),
     Pod(Box<Result<ConvertedPod, ObjectError>>),
     Skipped(String),
+    /// An object of a version Kubernetes no longer serves, read as the current one.
+    Converted(&'static super::RemovedVersion),
     Unknown {
         kind: String,
         object: String,
@@ -243,6 +245,13 @@ impl Item {
             Item::Object(o) => builder.add(o),
             Item::Pod(p) => builder.add_pod(*p),
             Item::Skipped(kind) => *tally.skipped.entry(kind).or_insert(0) += 1,
+            Item::Converted(removed) => {
+                tally
+                    .converted
+                    .entry((removed.kind, removed.api_version))
+                    .or_insert((removed, 0))
+                    .1 += 1
+            }
             Item::Unknown {
                 kind,
                 object,
@@ -264,12 +273,17 @@ impl Item {
 #[derive(Default)]
 struct Tally {
     skipped: BTreeMap<String, usize>,
+    /// Objects of removed versions read as the current one, by kind and version.
+    converted: BTreeMap<(&'static str, &'static str), (&'static super::RemovedVersion, usize)>,
     /// (kind, field path without list indices) → (objects, the first of them).
     unknown: BTreeMap<(String, String), (usize, String)>,
 }
 
 impl Tally {
     fn warn(self, builder: &mut ClusterBuilder) {
+        for (removed, n) in self.converted.into_values() {
+            builder.warn(removed.warning(n));
+        }
         for (kind, n) in self.skipped {
             builder.warn(format!(
                 "skipped {n} {kind} object(s): kubectl-sched does not read this kind"
@@ -342,6 +356,7 @@ fn check_kind(
     match super::reading(kind, api_version) {
         Reading::Read => Ok(None),
         Reading::Skip(name) => Ok(Some(name)),
+        Reading::Removed(_) => Ok(None),
         Reading::Unsupported(message) => Err(error("apiVersion", message)),
     }
 }
@@ -405,7 +420,7 @@ fn add_batched<T: Sync, I: IntoIterator<Item = Item> + Send>(
             .collect();
         for items in parsed {
             for i in items? {
-                *added += usize::from(!matches!(i, Item::Unknown { .. }));
+                *added += usize::from(!matches!(i, Item::Unknown { .. } | Item::Converted(_)));
                 i.add_to(builder, tally);
             }
         }
@@ -509,6 +524,12 @@ fn value_item(path: &str, v: &Value) -> Result<Vec<Item>, LoadError> {
     if let Some(skipped) = check_kind(path, kind, api_version, || object_name(v))? {
         return Ok(vec![Item::Skipped(skipped)]);
     }
+    let removed = match super::reading(kind, api_version) {
+        Reading::Removed(r) => Some(r),
+        _ => None,
+    };
+    let converted = removed.map(|r| r.convert(v));
+    let v = converted.as_ref().unwrap_or(v);
     let unknown = RefCell::new(Vec::new());
     let object =
         Object::deserialize(kind, Decoder::new(v, &unknown)).map_err(|e| LoadError::Object {
@@ -519,7 +540,9 @@ fn value_item(path: &str, v: &Value) -> Result<Vec<Item>, LoadError> {
             message: e.message,
         })?;
     let unknown = unknown.into_inner().into_iter().map(|u| u.path).collect();
-    Ok(Item::typed(kind, object, unknown, || object_name(v)))
+    let mut items = Item::typed(kind, object, unknown, || object_name(v));
+    items.extend(removed.map(Item::Converted));
+    Ok(items)
 }
 
 /// YAML in pieces parsed in parallel, as JSON is: the documents of a stream and the items of a
@@ -728,7 +751,7 @@ fn typed_unit(unit: &Unit, unknown: bool) -> Option<Vec<Item>> {
     let skipped = match super::reading(kind, api_version) {
         Reading::Read => None,
         Reading::Skip(name) => Some(name),
-        Reading::Unsupported(_) => return None,
+        Reading::Removed(_) | Reading::Unsupported(_) => return None,
     };
     let seed = TypedSeed {
         kind: if skipped.is_some() { "" } else { kind },
@@ -1441,7 +1464,7 @@ mod tests {
                 (sorted(&c.volume_attachments), sorted(&w.services)),
                 (sorted(&w.replication_controllers), sorted(&w.replica_sets)),
                 (sorted(&w.stateful_sets), &c.leases, &c.lease_candidates),
-                (&c.events, &c.meta, &c.warnings),
+                (sorted(&w.controllers), &c.events, &c.meta, &c.warnings),
             )
         )
     }
@@ -1452,11 +1475,11 @@ mod tests {
 
     #[test]
     fn yaml_list_and_multi_document() {
-        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: d}\n";
         let (cluster, skipped) = load_yaml(text).unwrap();
         assert_eq!(cluster.nodes.len(), 1);
         assert_eq!(cluster.namespaces.len(), 1);
-        assert_eq!(skipped.get("Deployment"), Some(&1));
+        assert_eq!(skipped.get("HorizontalPodAutoscaler"), Some(&1));
         assert_eq!(fingerprint(&cluster), fingerprint(&read_whole(text)));
     }
 
