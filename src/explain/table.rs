@@ -235,7 +235,13 @@ fn devices(e: &Explanation, style: Style, out: &mut String) {
         }
         let constraints: BTreeSet<&String> =
             n.devices.iter().flat_map(|r| &r.constraints).collect();
-        if all_served && !constraints.is_empty() {
+        if let Some(fixed) = n.allocator_fixed_in {
+            let _ = writeln!(
+                out,
+                "    the allocator of {} keeps the shared counters and constraint entries of devices it tried and gave up; from {fixed} on it gives them back and allocates here",
+                e.scheduler.release
+            );
+        } else if all_served && !constraints.is_empty() {
             let list: Vec<&str> = constraints.iter().map(|c| c.as_str()).collect();
             let _ = writeln!(
                 out,
