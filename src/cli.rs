@@ -162,7 +162,28 @@ pub struct WhatifArgs {
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
     #[command(flatten)]
+    pub suggest: SuggestArgs,
+    #[command(flatten)]
     pub plan: PlanArgs,
+}
+
+/// "What would make it fit": verified changes after which a pending pod fits.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct SuggestArgs {
+    /// For a pod that fits nowhere (or only by preemption): show up to N changes that make it
+    /// fit, each verified by running the scheduler again with the change
+    #[arg(long, value_name = "N", default_value_t = 3, conflicts_with = "no_suggest")]
+    pub suggest: usize,
+    /// Skip "What would make it fit"
+    #[arg(long)]
+    pub no_suggest: bool,
+}
+
+impl SuggestArgs {
+    /// How many suggestions to look for; 0 for none.
+    pub fn limit(&self) -> usize {
+        if self.no_suggest { 0 } else { self.suggest }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -187,6 +208,8 @@ pub struct ExplainArgs {
     pub field_selector: Option<String>,
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
+    #[command(flatten)]
+    pub suggest: SuggestArgs,
     /// With --all-pending: the pending pods are scheduled one after another on the changed
     /// cluster
     #[command(flatten)]

@@ -8,7 +8,7 @@ use super::profiles::{frameworks, load_options, profile_for, release};
 use super::render::{print_structured, print_text, table_options};
 use super::resource;
 use super::source::Source;
-use super::whatif::render;
+use super::whatif::{render, suggestions, without_replaced};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};
 use crate::explain::{self, Explanation};
@@ -82,6 +82,8 @@ fn scheduler_event(cluster: &Cluster, pod: &Pod, e: &Explanation) -> Option<Sche
 struct Explained<'a> {
     #[serde(flatten)]
     explanation: &'a Explanation,
+    #[serde(flatten)]
+    suggestions: Option<&'a crate::suggest::Suggestions>,
     #[serde(skip_serializing_if = "Option::is_none")]
     scheduler_event: Option<SchedulerEvent>,
 }
@@ -189,16 +191,36 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     let result = fw.schedule(&snapshot, &candidate);
     let explanation = explain::build(fw, &snapshot, &candidate, &result);
     let event = scheduler_event(&cluster, &pod, &explanation);
+    let suggestions = if args.suggest.limit() > 0 && !explanation.fits() {
+        // The pod as `whatif -f` places its manifest: off the cluster, nominated nowhere.
+        let others = without_replaced(cluster.clone(), Some(&pod));
+        let snapshot = Snapshot::new(others.clone(), None);
+        suggestions(
+            &crate::suggest::Problem {
+                fws: &fws,
+                fw,
+                cluster: &others,
+                snapshot: &snapshot,
+                pod: &candidate,
+                explanation: &explanation,
+                pod_edits: true,
+            },
+            args.suggest,
+        )
+    } else {
+        None
+    };
     match global.output {
         Output::Json | Output::Yaml => print_structured(
             &Explained {
                 explanation: &explanation,
+                suggestions: suggestions.as_ref(),
                 scheduler_event: event,
             },
             global.output,
         )?,
         Output::Table | Output::Wide => {
-            render(global, &explanation)?;
+            render(global, &explanation, suggestions.as_ref())?;
             // Events are expected from a live cluster and from snapshots this tool wrote.
             let expected = pod.node_name.is_none() && events_expected(&source, &cluster);
             print_text(
@@ -672,6 +694,7 @@ fn workload(
                     reason: first.row.reason.clone(),
                     explanation: first.explanation.as_ref().map(|e| Explained {
                         explanation: e,
+                        suggestions: None,
                         scheduler_event: first.row.scheduler_event.clone(),
                     }),
                 }

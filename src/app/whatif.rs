@@ -6,13 +6,15 @@ use super::render::{print_structured, print_text, table_options};
 use super::source::{Source, limits};
 use super::workload::load_pod;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
-use crate::cli::{GlobalArgs, Output, WhatifArgs};
+use crate::cli::{GlobalArgs, Output, SuggestArgs, WhatifArgs};
 use crate::explain;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::pod::Pod;
 use crate::source::file;
+use crate::suggest::{self, Suggestions};
+use serde::Serialize;
 use anyhow::anyhow;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -86,10 +88,22 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         )));
     }
     let Some(replicas) = replicas else {
-        let snapshot = Snapshot::new(cluster, None);
+        let snapshot = Snapshot::new(cluster.clone(), None);
         let result = fw.schedule(&snapshot, &pod);
         let explanation = explain::build(fw, &snapshot, &pod, &result);
-        render(global, &explanation)?;
+        let suggestions = suggestions(
+            &suggest::Problem {
+                fws: &fws,
+                fw,
+                cluster: &cluster,
+                snapshot: &snapshot,
+                pod: &pod,
+                explanation: &explanation,
+                pod_edits: workload.object.is_none(),
+            },
+            args.suggest,
+        );
+        render(global, &explanation, suggestions.as_ref())?;
         return Ok(if explanation.fits() {
             EXIT_FITS
         } else {
@@ -185,11 +199,42 @@ fn max_replicas(snapshot: &Snapshot) -> usize {
         + 1
 }
 
-pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failure> {
+/// "What would make it fit", for a pod that fits nowhere or only by preemption, unless
+/// `--no-suggest`.
+pub fn suggestions(p: &suggest::Problem, args: SuggestArgs) -> Option<Suggestions> {
+    let limit = args.limit();
+    (limit > 0 && !p.explanation.fits()).then(|| suggest::suggest(p, limit))
+}
+
+/// An explanation, and the suggestions when there are any: JSON and YAML carry both.
+#[derive(Serialize)]
+struct Suggested<'a> {
+    #[serde(flatten)]
+    explanation: &'a explain::Explanation,
+    #[serde(flatten)]
+    suggestions: Option<&'a Suggestions>,
+}
+
+pub fn render(
+    global: &GlobalArgs,
+    e: &explain::Explanation,
+    suggestions: Option<&Suggestions>,
+) -> Result<(), Failure> {
     match global.output {
-        Output::Json | Output::Yaml => print_structured(e, global.output),
+        Output::Json | Output::Yaml => print_structured(
+            &Suggested {
+                explanation: e,
+                suggestions,
+            },
+            global.output,
+        ),
         Output::Table | Output::Wide => {
-            print_text(global, &explain::table::render(e, table_options(global)));
+            let opts = table_options(global);
+            let mut text = explain::table::render(e, opts);
+            if let Some(s) = suggestions {
+                text.push_str(&suggest::table::render(s, opts));
+            }
+            print_text(global, &text);
             Ok(())
         }
     }

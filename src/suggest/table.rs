@@ -1,0 +1,61 @@
+//! The "What would make it fit" section: each suggestion with where the pod lands, what else
+//! changes, and the `whatif` flags and pod patch that reproduce it.
+
+use super::Suggestions;
+use crate::explain::list_names;
+use crate::term::{TableOptions, prose};
+use std::fmt::Write;
+
+/// How far a suggestion's details are indented under its number.
+const INDENT: usize = 5;
+
+pub fn render(s: &Suggestions, opts: TableOptions) -> String {
+    let style = opts.style;
+    let mut out = String::new();
+    let tried = format!(
+        "{} change(s) tried, each verified by running the scheduler again",
+        s.tried
+    );
+    if s.suggestions.is_empty() {
+        let why = s.none_because.as_deref().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\n{} {}",
+            style.bold("What would make it fit:"),
+            prose(&format!("nothing found; {why} ({tried})."), opts.width, 2)
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        style.bold("What would make it fit"),
+        style.dim(&format!("({tried}):"))
+    );
+    for (i, sug) in s.suggestions.iter().enumerate() {
+        let head = format!("{:>3}. {} [{}]", i + 1, sug.description, sug.kind.as_str());
+        let _ = writeln!(out, "{}", prose(&head, opts.width, INDENT));
+        let mut facts = vec![format!("fits on {}", list_names(&sug.fits_on))];
+        if !sug.evicts.is_empty() {
+            facts.push(format!("evicts {}", list_names(&sug.evicts)));
+        }
+        if !sug.also_places.is_empty() {
+            facts.push(format!("also places {}", list_names(&sug.also_places)));
+        }
+        if !sug.stops_placing.is_empty() {
+            facts.push(format!("then {} no longer fit", list_names(&sug.stops_placing)));
+        }
+        let detail = format!("{}{}", " ".repeat(INDENT), style.good(&facts.join("; ")));
+        let _ = writeln!(out, "{}", prose(&detail, opts.width, INDENT));
+        if !sug.edits.is_empty() {
+            let flags = format!("{}whatif {}", " ".repeat(INDENT), sug.edits.join(" "));
+            let _ = writeln!(out, "{}", style.dim(&prose(&flags, opts.width, INDENT + 2)));
+        }
+        if !sug.pod_patch.is_empty() {
+            let patch = serde_json::to_string(&sug.pod_patch).unwrap_or_default();
+            let line = format!("{}pod patch: {patch}", " ".repeat(INDENT));
+            let _ = writeln!(out, "{}", style.dim(&prose(&line, opts.width, INDENT + 2)));
+        }
+    }
+    out
+}
