@@ -13,6 +13,8 @@
 //! extender of the fixtures' README (`support::extender`), started for each run.
 
 mod support;
+#[path = "conformance/suggestions.rs"]
+mod suggestions;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Map, Value, json};
@@ -181,14 +183,20 @@ fn calls_match_fake(ours: &Value, fake: &FakeExtender) -> Result<(), String> {
     }
 }
 
+fn extenders_configured(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("config.yaml"))
+        .ok()
+        .and_then(|config| serde_saphyr::from_str::<Value>(&config).ok())
+        .is_some_and(|c| c["extenders"].as_array().is_some_and(|e| !e.is_empty()))
+}
+
 /// The fake extender for a case whose configuration has extenders, and that configuration
 /// pointed at it.
 fn fake_extender(dir: &Path) -> Option<(FakeExtender, tempfile::NamedTempFile)> {
-    let config = std::fs::read_to_string(dir.join("config.yaml")).ok()?;
-    let parsed: Value = serde_saphyr::from_str(&config).ok()?;
-    if parsed["extenders"].as_array().is_none_or(Vec::is_empty) {
+    if !extenders_configured(dir) {
         return None;
     }
+    let config = std::fs::read_to_string(dir.join("config.yaml")).ok()?;
     let answers = std::fs::read_to_string(dir.join("extenders.yaml")).unwrap_or_default();
     let fake = FakeExtender::start(&config, &answers);
     let mut file = tempfile::NamedTempFile::new().expect("temporary config");
@@ -327,6 +335,15 @@ fn main() {
                 .into_iter()
                 .find(|k| known.contains_key(k.as_str()))
                 .cloned();
+            // Suggestions are not made with --call-extenders, which those cases need.
+            if !extenders_configured(dir) {
+                let (dir, case) = (dir.clone(), name.clone());
+                trials.push(Trial::test(format!("suggestions:{name}"), move || {
+                    suggestions::check(&dir, release)
+                        .map(|_| ())
+                        .map_err(|e| Failed::from(format!("suggestions of {case}: {e}")))
+                }));
+            }
             let (dir, tally) = (dir.clone(), tally.clone());
             trials.push(Trial::test(name.clone(), move || {
                 let result = check(&dir, file, release);

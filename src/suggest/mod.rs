@@ -172,6 +172,12 @@ pub struct Problem<'a> {
 
 /// The suggestions for `p`, at most `limit`.
 pub fn suggest(p: &Problem, limit: usize) -> Suggestions {
+    if p.fws.iter().any(|f| !f.extender_clients.is_empty()) {
+        return Suggestions {
+            none_because: Some("not looked for with --call-extenders: extenders keep their own view of the cluster, which would not include the changes".into()),
+            ..Suggestions::default()
+        };
+    }
     let rejections = candidates::Rejections::from_explanation(p.explanation, p.snapshot);
     let mut singles = candidates::generate(p, &rejections);
     singles.sort_by(rank);

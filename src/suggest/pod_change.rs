@@ -131,11 +131,25 @@ impl PodChange {
                     "value": requests,
                 })]
             }
-            PodChange::ScheduleAnyway(i) => vec![json!({
-                "op": "replace",
-                "path": format!("/spec/topologySpreadConstraints/{i}/whenUnsatisfiable"),
-                "value": "ScheduleAnyway",
-            })],
+            PodChange::ScheduleAnyway(i) => {
+                let mut ops = vec![json!({
+                    "op": "replace",
+                    "path": format!("/spec/topologySpreadConstraints/{i}/whenUnsatisfiable"),
+                    "value": "ScheduleAnyway",
+                })];
+                // The API server accepts minDomains only with DoNotSchedule.
+                if pod
+                    .topology_spread_constraints
+                    .get(*i)
+                    .is_some_and(|c| c.min_domains.is_some())
+                {
+                    ops.push(json!({
+                        "op": "remove",
+                        "path": format!("/spec/topologySpreadConstraints/{i}/minDomains"),
+                    }));
+                }
+                ops
+            }
             PodChange::DropAntiAffinityTerm(i) => vec![json!({
                 "op": "remove",
                 "path": format!("/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution/{i}"),
@@ -186,6 +200,7 @@ impl PodChange {
             PodChange::ScheduleAnyway(i) => {
                 if let Some(c) = pod.topology_spread_constraints.get_mut(*i) {
                     c.when_unsatisfiable = "ScheduleAnyway".into();
+                    c.min_domains = None;
                 }
             }
             PodChange::DropAntiAffinityTerm(i) => {

@@ -33,8 +33,12 @@ pub fn render(s: &Suggestions, opts: TableOptions) -> String {
         style.dim(&format!("({tried}):"))
     );
     for (i, sug) in s.suggestions.iter().enumerate() {
-        let head = format!("{:>3}. {} [{}]", i + 1, sug.description, sug.kind.as_str());
-        let _ = writeln!(out, "{}", prose(&head, opts.width, INDENT));
+        let detail = |text: &str| {
+            let width = opts.width.saturating_sub(INDENT as u16);
+            format!("{}{}", " ".repeat(INDENT), prose(text, width, INDENT + 2))
+        };
+        let head = format!("{} [{}]", sug.description, sug.kind.as_str());
+        let _ = writeln!(out, "{:>3}. {}", i + 1, &detail(&head)[INDENT..]);
         let mut facts = vec![format!("fits on {}", list_names(&sug.fits_on))];
         if !sug.evicts.is_empty() {
             facts.push(format!("evicts {}", list_names(&sug.evicts)));
@@ -45,16 +49,14 @@ pub fn render(s: &Suggestions, opts: TableOptions) -> String {
         if !sug.stops_placing.is_empty() {
             facts.push(format!("then {} no longer fit", list_names(&sug.stops_placing)));
         }
-        let detail = format!("{}{}", " ".repeat(INDENT), style.good(&facts.join("; ")));
-        let _ = writeln!(out, "{}", prose(&detail, opts.width, INDENT));
+        let _ = writeln!(out, "{}", style.good(&detail(&facts.join("; "))));
         if !sug.edits.is_empty() {
-            let flags = format!("{}whatif {}", " ".repeat(INDENT), sug.edits.join(" "));
-            let _ = writeln!(out, "{}", style.dim(&prose(&flags, opts.width, INDENT + 2)));
+            let flags = format!("whatif -f POD {}", sug.edits.join(" "));
+            let _ = writeln!(out, "{}", style.dim(&detail(&flags)));
         }
         if !sug.pod_patch.is_empty() {
             let patch = serde_json::to_string(&sug.pod_patch).unwrap_or_default();
-            let line = format!("{}pod patch: {patch}", " ".repeat(INDENT));
-            let _ = writeln!(out, "{}", style.dim(&prose(&line, opts.width, INDENT + 2)));
+            let _ = writeln!(out, "{}", style.dim(&detail(&format!("pod patch: {patch}"))));
         }
     }
     out
