@@ -396,6 +396,9 @@ struct PendingReport {
     #[serde(flatten)]
     release: ReleaseChoice,
     pods: Vec<PendingRow>,
+    /// Cluster changes ranked by how many of the pending pods they place.
+    #[serde(flatten)]
+    suggestions: crate::suggest::pending::PendingSuggestions,
 }
 
 /// One pending pod in brief.
@@ -560,10 +563,23 @@ fn all_pending_pods(
         (a.namespace.as_str(), a.name.as_str()).cmp(&(b.namespace.as_str(), b.name.as_str()))
     });
 
-    let rows: Vec<PendingRow> = pending
+    let assessed: Vec<Assessed> = pending
         .iter()
-        .map(|pod| assess(&fws, &snapshot, &cluster, pod).row)
+        .map(|pod| assess(&fws, &snapshot, &cluster, pod))
         .collect();
+    let explained: Vec<(&Arc<Pod>, &Explanation)> = pending
+        .iter()
+        .zip(&assessed)
+        .filter_map(|(pod, a)| Some((*pod, a.explanation.as_ref()?)))
+        .collect();
+    let suggestions = crate::suggest::pending::suggest(
+        &fws,
+        &cluster,
+        &snapshot,
+        &explained,
+        args.suggest.limit(),
+    );
+    let rows: Vec<PendingRow> = assessed.into_iter().map(|a| a.row).collect();
     let unschedulable = rows.iter().any(|r| r.fits == Some(false));
 
     let release = fws[0].release;
@@ -572,13 +588,21 @@ fn all_pending_pods(
             &PendingReport {
                 release,
                 pods: rows,
+                suggestions,
             },
             global.output,
         )?,
         Output::Table | Output::Wide => {
             let opts = table_options(global);
             let header = opts.style.dim(&release.describe());
-            print_text(global, &format!("{header}\n{}", pending_table(&rows, opts)));
+            print_text(
+                global,
+                &format!(
+                    "{header}\n{}{}",
+                    pending_table(&rows, opts),
+                    crate::suggest::table::render_pending(&suggestions, opts)
+                ),
+            );
         }
     }
     Ok(if unschedulable {

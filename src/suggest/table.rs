@@ -61,3 +61,56 @@ pub fn render(s: &Suggestions, opts: TableOptions) -> String {
     }
     out
 }
+
+/// `explain --all-pending`: the cluster changes that place the most pending pods.
+pub fn render_pending(s: &super::pending::PendingSuggestions, opts: TableOptions) -> String {
+    let style = opts.style;
+    let mut out = String::new();
+    if s.suggestions.is_empty() {
+        if s.tried > 0 {
+            let _ = writeln!(
+                out,
+                "\n{} {}",
+                style.bold("What would place them:"),
+                prose(
+                    &format!(
+                        "no cluster change found ({} tried); explain each pod for changes to it.",
+                        s.tried
+                    ),
+                    opts.width,
+                    2
+                )
+            );
+        }
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        style.bold("What would place them"),
+        style.dim(&format!(
+            "({} change(s) tried, each verified by scheduling the pending pods again):",
+            s.tried
+        ))
+    );
+    let width = opts.width.saturating_sub(INDENT as u16);
+    let detail = |text: &str| format!("{}{}", " ".repeat(INDENT), prose(text, width, INDENT + 2));
+    for (i, sug) in s.suggestions.iter().enumerate() {
+        let head = format!(
+            "{} places {} of {} pending pods [{}]",
+            sug.description,
+            sug.places.len(),
+            sug.of,
+            sug.kind.as_str()
+        );
+        let _ = writeln!(out, "{:>3}. {}", i + 1, &detail(&head)[INDENT..]);
+        let mut facts = vec![list_names(&sug.places)];
+        if !sug.evicts.is_empty() {
+            facts.push(format!("evicts {}", list_names(&sug.evicts)));
+        }
+        let _ = writeln!(out, "{}", style.good(&detail(&facts.join("; "))));
+        let flags = format!("explain --all-pending {}", sug.edits.join(" "));
+        let _ = writeln!(out, "{}", style.dim(&detail(&flags)));
+    }
+    out
+}
