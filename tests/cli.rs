@@ -1252,3 +1252,83 @@ fn removed_api_versions_are_read_as_the_current_one() {
         "{err}"
     );
 }
+
+/// "What would make it fit": on by default for a pod that fits nowhere or only by preemption,
+/// `--suggest N` bounds it, `--no-suggest` drops it; JSON carries the same suggestions.
+#[test]
+fn what_would_make_it_fit_at_80_columns_with_and_without_colour() {
+    let checkout = pod("checkout-critical.yaml");
+    let base = ["whatif", "--snapshot", &demo(), "-f", &checkout];
+    for colour in ["never", "always"] {
+        let mut args = base.to_vec();
+        args.extend(["--suggest", "2", "--color", colour]);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 1, "{err}");
+        let section = &out[out.find("What would make it fit").expect("the section")..];
+        assert!(
+            without_our_colours(section)
+                .lines()
+                .all(|l| l.chars().count() <= 80),
+            "a line is wider than 80 columns:\n{section}"
+        );
+        insta::assert_snapshot!(format!("whatif_suggestions_80_{colour}"), section);
+    }
+    let mut args = base.to_vec();
+    args.push("--no-suggest");
+    let (_, out, _) = run(&args);
+    assert!(!out.contains("What would make it fit"), "{out}");
+    let mut args = base.to_vec();
+    args.extend(["--suggest", "1", "-o", "json"]);
+    let (_, out, _) = run(&args);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let suggestions = v["suggestions"].as_array().unwrap();
+    assert_eq!(suggestions.len(), 1);
+    for key in ["kind", "description", "edits", "podPatch", "fitsOn", "evicts", "alsoPlaces"] {
+        assert!(suggestions[0].get(key).is_some(), "no {key}: {out}");
+    }
+    assert!(v["suggestionsTried"].as_u64().unwrap() >= 1);
+    // A pod that fits has no section.
+    let (code, out, _) = run(&["whatif", "--snapshot", &demo(), "-f", &pod("web.yaml"), "-o", "json"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("\"suggestions\""));
+}
+
+/// A pod edit is an RFC 6902 patch, and the cluster changes of `explain --all-pending` are
+/// ranked by the pending pods they place.
+#[test]
+fn explain_suggests_pod_edits_and_all_pending_ranks_cluster_changes() {
+    let (code, out, _) = run(&[
+        "explain",
+        "--snapshot",
+        &demo(),
+        "-n",
+        "shop",
+        "pod/search-indexer-7c9d5",
+        "--suggest",
+        "10",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let patched = v["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "pod")
+        .expect("a pod edit");
+    assert!(patched["podPatch"][0]["op"].is_string(), "{patched}");
+    for colour in ["never", "always"] {
+        let (code, out, _) = run(&[
+            "explain",
+            "--snapshot",
+            &demo(),
+            "--all-pending",
+            "--color",
+            colour,
+        ]);
+        assert_eq!(code, 1);
+        let section = &out[out.find("What would place them").expect("the section")..];
+        insta::assert_snapshot!(format!("explain_all_pending_suggestions_80_{colour}"), section);
+    }
+}

@@ -13,7 +13,7 @@ pub fn render(s: &Suggestions, opts: TableOptions) -> String {
     let style = opts.style;
     let mut out = String::new();
     let tried = format!(
-        "{} change(s) tried, each verified by running the scheduler again",
+        "{} change(s) tried, each verified by the scheduler",
         s.tried
     );
     if s.suggestions.is_empty() {
@@ -89,7 +89,7 @@ pub fn render_pending(s: &super::pending::PendingSuggestions, opts: TableOptions
         "\n{} {}",
         style.bold("What would place them"),
         style.dim(&format!(
-            "({} change(s) tried, each verified by scheduling the pending pods again):",
+            "({} change(s) tried, each verified by the scheduler):",
             s.tried
         ))
     );
