@@ -278,7 +278,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.all_reasons =
                             f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
                         if e.all_reasons.contains_key(dynamic_resources::NAME) {
-                            let cx = crate::framework::plugin::Cx { pod, snapshot };
+                            let cx = crate::framework::plugin::Cx::new(pod, snapshot);
                             e.devices = dynamic_resources::device_report(&fw.features, &cx, ni);
                         }
                     }

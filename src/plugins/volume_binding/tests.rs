@@ -75,10 +75,7 @@ fn unscored() -> VolumeBinding {
 
 fn run(items: Vec<Value>, p: Pod) -> Run {
     let snapshot = Snapshot::new(cluster(items), None);
-    let cx = Cx {
-        pod: &p,
-        snapshot: &snapshot,
-    };
+    let cx = Cx::new(&p, &snapshot);
     let mut state = CycleState::default();
     let (pre, _) = unscored().pre_filter(&cx, &mut state);
     let filters = snapshot
