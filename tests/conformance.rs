@@ -6,9 +6,13 @@
 //! piece (`case: why` for every release, `case@1.36: why` for one); the suite fails if an unlisted
 //! case fails or a listed one starts passing.
 //!
+//! Every run also checks the facts behind the reasons against the case (`conformance/facts.rs`).
+//!
 //! A case whose configuration has extenders runs with `--call-extenders` against the fake
 //! extender of the fixtures' README (`support::extender`), started for each run.
 
+#[path = "conformance/facts.rs"]
+mod facts;
 mod support;
 
 use serde_json::{Map, Value, json};
@@ -270,6 +274,13 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
     normalise_reasons(&mut expected);
     let actual = reshape(&ours, &expected);
     let mut d = diff(&expected, &actual);
+    if !serial {
+        d.extend(
+            facts::check(&facts::Case::read(dir), &ours)
+                .into_iter()
+                .map(|p| format!("  facts: {p}")),
+        );
+    }
     if let Some((fake, _)) = &fake
         && let Err(e) = calls_match_fake(&ours, fake)
     {

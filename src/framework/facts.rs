@@ -205,7 +205,7 @@ pub enum Detail {
     /// `devices`).
     Devices(Vec<Str>),
     /// A filter extender rejected the node, or left it out of its answer.
-    Extender(Str),
+    Extender(&'static str),
     /// PreFilter's node set (of these plugins) leaves the node out.
     Restricted(Vec<&'static str>),
 }

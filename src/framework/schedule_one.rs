@@ -8,6 +8,7 @@
 use super::cache::{self, CycleCache, FilterPlan, Learned};
 use super::cycle_state::CycleState;
 use super::extender::{self, Feasible};
+use super::facts::{Detail, Fact};
 use super::fit_error;
 use super::plugin::{Cx, PreFilterNodes};
 use super::post_filter::PostFilterOutcome;
@@ -279,7 +280,8 @@ impl Framework {
                 let excluded = Status::unresolvable(format!(
                     "node(s) didn't satisfy plugin(s) [{}]",
                     sorted.join(" ")
-                ));
+                ))
+                .with_facts(vec![Fact::of(Detail::Restricted(sorted))]);
                 statuses.absent = excluded.clone();
                 result.excluded_status = Some(excluded);
                 names

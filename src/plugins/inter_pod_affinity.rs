@@ -258,6 +258,9 @@ impl PreFilterState {
         fn pods_of(map: Option<&HashMap<(Str, Str), Vec<Holder>>>, key: (Str, Str)) -> &[Holder] {
             map.and_then(|m| m.get(&key)).map_or(&[][..], Vec::as_slice)
         }
+        // Terms sharing a topology key share its counts: a term is behind the rejection where
+        // pods match it; when none is known to (holders are kept only when explaining), all are.
+        let mut anti = Vec::new();
         for (i, t) in inc.anti_affinity.iter().enumerate() {
             let Some(v) = labels.get(t.topology_key) else {
                 continue;
@@ -276,16 +279,18 @@ impl PreFilterState {
                     .collect();
                 let selector = inc.anti_affinity_selectors[i];
                 let kind = AffinityKind::AntiAffinity;
-                out.push(fact(
-                    kind,
-                    term_index(i),
-                    t.topology_key,
-                    selector,
-                    Some(v),
-                    sorted_pods(pods),
-                ));
+                let pods = sorted_pods(pods);
+                let held = !pods.is_empty();
+                let f = fact(kind, term_index(i), t.topology_key, selector, Some(v), pods);
+                anti.push((held, f));
             }
         }
+        let any_held = anti.iter().any(|(held, _)| *held);
+        out.extend(
+            anti.into_iter()
+                .filter(|(held, _)| *held || !any_held)
+                .map(|(_, f)| f),
+        );
         for (k, v) in labels.iter() {
             if self
                 .existing_anti_affinity

@@ -15,6 +15,8 @@ pub(super) struct Claims {
 
 #[derive(Debug)]
 pub(super) struct BoundClaim {
+    /// The claim as the explanation shows it.
+    pub(super) fact: ClaimFact,
     /// `None`: the PV the claim names does not exist.
     pub(super) volume: Option<BoundVolume>,
 }
@@ -30,6 +32,8 @@ pub(super) struct BoundVolume {
 #[derive(Debug)]
 pub(super) struct DelayedClaim {
     pub(super) key: String,
+    /// The claim as the explanation shows it.
+    pub(super) fact: ClaimFact,
     pub(super) size: Quantity,
     /// `volume.kubernetes.io/selected-node`: provisioning was already started for that node.
     pub(super) selected_node: Option<String>,
@@ -66,6 +70,10 @@ pub(super) struct PodVolumes<'s> {
     /// of the CSIStorageCapacity that made room for it, when the driver tracks capacity.
     pub(super) dynamic_provisions: Vec<(usize, Option<i64>)>,
     pub(super) reasons: Vec<&'static str>,
+    /// The bound claim (index into `bound`) whose PV is missing or out of the node's reach.
+    pub(super) failed_bound: Option<usize>,
+    /// The claim (index into `delayed`) that can be neither matched nor provisioned here.
+    pub(super) failed_delayed: Option<usize>,
     pub(super) claims: &'s Claims,
 }
 
@@ -204,22 +212,25 @@ impl Claims {
         let cluster = &*cx.snapshot.cluster;
         let mut bound = Vec::new();
         let mut delayed_pvcs = Vec::new();
-        let mut immediate = false;
+        // The first claim that must be bound before scheduling and is not.
+        let mut immediate: Option<ClaimFact> = None;
         for pvc in pvcs {
             let volume_name = claim_volume_name(&pvc);
             if !volume_name.is_empty() && annotation(&pvc.metadata, ANN_BIND_COMPLETED).is_some() {
                 bound.push(BoundClaim {
+                    fact: claim_fact(cx, &pvc),
                     volume: bound_volume(cluster, &pvc),
                 });
             } else if delay_binding(cluster, &pvc).map_err(Status::error)? && volume_name.is_empty()
             {
                 delayed_pvcs.push(pvc);
-            } else {
-                immediate = true;
+            } else if immediate.is_none() {
+                immediate = Some(claim_fact(cx, &pvc));
             }
         }
-        if immediate {
-            return Err(Status::unresolvable(ERR_UNBOUND_IMMEDIATE));
+        if let Some(claim) = immediate {
+            let status = Status::unresolvable(ERR_UNBOUND_IMMEDIATE);
+            return Err(with_claim(cx, status, || claim));
         }
         let mut classes: Vec<&str> = delayed_pvcs.iter().map(|p| claim_class(p)).collect();
         classes.sort_unstable();
@@ -260,6 +271,12 @@ impl Claims {
             });
             delayed.push(DelayedClaim {
                 key: claim_key(&pvc),
+                fact: ClaimFact {
+                    selected_node: annotation(&pvc.metadata, ANN_SELECTED_NODE)
+                        .map(|n| cluster.strings.intern(n)),
+                    requested: Some(size.value()),
+                    ..claim_fact(cx, &pvc)
+                },
                 size,
                 selected_node: annotation(&pvc.metadata, ANN_SELECTED_NODE).map(str::to_string),
                 matching,
@@ -273,10 +290,17 @@ impl Claims {
         })
     }
 
-    /// `checkBoundClaims`: (node affinity satisfied, every PV found).
-    fn check_bound(&self, cluster: &Cluster, node: &NodeInfo) -> Result<(bool, bool), String> {
+    /// `checkBoundClaims`: (node affinity satisfied, every PV found), and the claim that
+    /// failed.
+    fn check_bound(
+        &self,
+        cluster: &Cluster,
+        node: &NodeInfo,
+        out: &mut PodVolumes,
+    ) -> Result<(bool, bool), String> {
         let csi_node = cluster.csi_nodes.get(&node.name()).map(|n| &**n);
-        for claim in &self.bound {
+        for (i, claim) in self.bound.iter().enumerate() {
+            out.failed_bound = Some(i);
             let Some(v) = &claim.volume else {
                 return Ok((true, false));
             };
@@ -290,6 +314,7 @@ impl Claims {
                 return Ok((false, true));
             }
         }
+        out.failed_bound = None;
         Ok((true, true))
     }
 
@@ -323,12 +348,14 @@ impl Claims {
             static_bindings: Vec::new(),
             dynamic_provisions: Vec::new(),
             reasons: Vec::new(),
+            failed_bound: None,
+            failed_delayed: None,
             claims: self,
         };
         let (bound_satisfied, bound_found) = if self.bound.is_empty() {
             (true, true)
         } else {
-            self.check_bound(cluster, node)?
+            self.check_bound(cluster, node, &mut out)?
         };
         let (unbound_satisfied, storage_sufficient) = self.check_delayed(node, &mut out)?;
         for (failed, reason) in [
@@ -353,7 +380,10 @@ impl Claims {
         let mut to_provision: Vec<usize> = Vec::new();
         for (i, c) in self.delayed.iter().enumerate() {
             match &c.selected_node {
-                Some(n) if n.as_str() != node.name().as_str() => return Ok((false, true)),
+                Some(n) if n.as_str() != node.name().as_str() => {
+                    out.failed_delayed = Some(i);
+                    return Ok((false, true));
+                }
                 Some(_) => to_provision.push(i),
                 None => to_match.push(i),
             }
@@ -383,6 +413,7 @@ impl Claims {
         }
         // `checkVolumeProvisions`: the first claim that cannot be provisioned decides.
         for i in to_provision {
+            out.failed_delayed = Some(i);
             match self.delayed[i].provision.as_ref().map_err(String::clone)? {
                 Provision::Unsupported => return Ok((false, true)),
                 Provision::Dynamic {
@@ -407,6 +438,7 @@ impl Claims {
                 }
             }
         }
+        out.failed_delayed = None;
         Ok((true, true))
     }
 }

@@ -9,13 +9,14 @@ use super::csi_translation::{self, InTree};
 use super::helper::{ShapePoint, broken_linear};
 use super::storage::{
     ANN_BIND_COMPLETED, ANN_SELECTED_NODE, NOT_SUPPORTED_PROVISIONER, TopologyTerms,
-    access_modes_match, annotation, claim_class, claim_key, claim_request, claim_volume_name,
-    ephemeral_claim_is_for_pod, ephemeral_claim_name, migrated_on_node, name,
+    access_modes_match, annotation, claim_class, claim_fact, claim_key, claim_named, claim_request,
+    claim_volume_name, ephemeral_claim_is_for_pod, ephemeral_claim_name, migrated_on_node, name,
     node_affinity_matches, parse_volume_node_affinity, pvc_not_found, volume_bound_to_claim,
-    volume_capacity, volume_class, volume_mode_mismatch,
+    volume_capacity, volume_class, volume_mode_mismatch, with_claim,
 };
 use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{ClaimFact, Detail, Fact};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::{Code, Status};
 use crate::model::cluster::Cluster;
@@ -90,11 +91,12 @@ fn pod_claims(cx: &Cx) -> Result<Vec<Arc<k8s::PersistentVolumeClaim>>, Status> {
             continue;
         };
         let Some(pvc) = lookup_claim(&cx.snapshot.cluster, pod, &claim_name) else {
-            return Err(Status::unresolvable(if ephemeral {
+            let status = Status::unresolvable(if ephemeral {
                 ephemeral_missing(&claim_name)
             } else {
                 pvc_not_found(&claim_name)
-            }));
+            });
+            return Err(with_claim(cx, status, || claim_named(cx, &claim_name)));
         };
         let pvc_name = name(&pvc.metadata);
         if pvc.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Lost") {
@@ -114,6 +116,26 @@ fn pod_claims(cx: &Cx) -> Result<Vec<Arc<k8s::PersistentVolumeClaim>>, Status> {
         claims.push(pvc.clone());
     }
     Ok(claims)
+}
+
+/// Per reason of a node's verdict, the claim behind it: the bound claim whose PV is missing or
+/// out of reach, the unbound claim that can be neither matched nor provisioned.
+fn failed_claims(v: &PodVolumes) -> Vec<Fact> {
+    (0..)
+        .zip(&v.reasons)
+        .filter_map(|(reason, &text)| {
+            let claim = match text {
+                ERR_REASON_NODE_CONFLICT | ERR_REASON_PV_NOT_EXIST => {
+                    &v.claims.bound[v.failed_bound?].fact
+                }
+                _ => &v.claims.delayed[v.failed_delayed?].fact,
+            };
+            Some(Fact {
+                reason,
+                detail: Detail::Claim(Box::new(claim.clone())),
+            })
+        })
+        .collect()
 }
 
 pub struct VolumeBinding {
@@ -169,9 +191,12 @@ impl Plugin for VolumeBinding {
         match claims.find_pod_volumes(&cx.snapshot.cluster, node) {
             Err(e) => Status::error(e),
             Ok(v) if v.reasons.is_empty() => Status::success(),
-            Ok(v) => Status::with_reasons(
-                Code::UnschedulableAndUnresolvable,
-                v.reasons.iter().map(|r| r.to_string()).collect(),
+            Ok(v) => cx.with_facts(
+                Status::with_reasons(
+                    Code::UnschedulableAndUnresolvable,
+                    v.reasons.iter().map(|r| r.to_string()).collect(),
+                ),
+                || failed_claims(&v),
             ),
         }
     }
