@@ -337,6 +337,14 @@ fn cut(cell: &str, w: usize) -> String {
     out
 }
 
+/// Text as lines of at most `width` columns (wrapped as table cells are), every line after the
+/// first indented by `indent` spaces; cluster strings escaped.
+pub fn paragraph(text: &str, width: u16, indent: usize) -> String {
+    let w = usize::from(width).saturating_sub(indent).max(24);
+    let pad = " ".repeat(indent);
+    wrap(&escape(text), w).join(&format!("\n{pad}"))
+}
+
 /// Where a word too long for its column may break: after these.
 fn breaks_after(c: char) -> bool {
     matches!(c, '-' | '_' | '.' | '/' | ':' | ',' | '=')

@@ -201,7 +201,7 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
             global.output,
         )?,
         Output::Table | Output::Wide => {
-            render(global, &explanation)?;
+            render(global, &args.nodes, &explanation)?;
             // Events are expected from a live cluster and from snapshots this tool wrote.
             let expected = pod.node_name.is_none()
                 && (matches!(source, Source::Live(_)) || cluster.meta.taken_at.is_some());

@@ -6,7 +6,7 @@ use super::render::{print_structured, print_text, table_options};
 use super::source::{Source, limits};
 use super::workload::load_pod;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
-use crate::cli::{GlobalArgs, Output, WhatifArgs};
+use crate::cli::{GlobalArgs, NodesArgs, NodesShown, Output, WhatifArgs};
 use crate::explain;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
@@ -76,7 +76,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         let snapshot = Snapshot::new(cluster, None);
         let result = fw.schedule(&snapshot, &pod);
         let explanation = explain::build(fw, &snapshot, &pod, &result);
-        render(global, &explanation)?;
+        render(global, &args.nodes, &explanation)?;
         return Ok(if explanation.fits() {
             EXIT_FITS
         } else {
@@ -172,11 +172,22 @@ fn max_replicas(snapshot: &Snapshot) -> usize {
         + 1
 }
 
-pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failure> {
+pub fn render(
+    global: &GlobalArgs,
+    nodes: &NodesArgs,
+    e: &explain::Explanation,
+) -> Result<(), Failure> {
     match global.output {
         Output::Json | Output::Yaml => print_structured(e, global.output),
         Output::Table | Output::Wide => {
-            print_text(global, &explain::table::render(e, table_options(global)));
+            let view = explain::table::View {
+                node: nodes.node.as_deref(),
+                all_nodes: nodes.nodes == NodesShown::All,
+            };
+            print_text(
+                global,
+                &explain::table::render(e, table_options(global), view),
+            );
             Ok(())
         }
     }

@@ -2,6 +2,7 @@
 //! suite and the table view all read. Built from a `CycleResult`; renderers live beside it.
 
 pub mod extenders;
+pub mod facts;
 pub mod placement;
 pub mod table;
 
