@@ -50,17 +50,23 @@ fn wide_table_has_a_column_per_score_plugin() {
         .output()
         .unwrap();
     let out = String::from_utf8(out.stdout).unwrap();
-    for plugin in [
-        "DynamicResources",
-        "ImageLocality",
-        "NodeAffinity",
-        "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit",
-        "TaintToleration",
+    let header = out.lines().find(|l| l.starts_with(" NODE ")).unwrap();
+    let legend = out.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+    for (short, plugin) in [
+        ("DR", "DynamicResources"),
+        ("IL", "ImageLocality"),
+        ("NA", "NodeAffinity"),
+        ("NRBA", "NodeResourcesBalancedAllocation"),
+        ("NRF", "NodeResourcesFit"),
+        ("TT", "TaintToleration"),
     ] {
         assert!(
-            out.lines().nth(2).unwrap().contains(plugin),
-            "no {plugin} column:\n{out}"
+            header.split_whitespace().any(|h| h == short),
+            "no {short} column:\n{out}"
+        );
+        assert!(
+            legend.contains(&format!("{short} {plugin}")),
+            "{short} is not in the legend:\n{out}"
         );
     }
     insta::assert_snapshot!("whatif_ssd_only_wide", out);
