@@ -180,6 +180,13 @@ pub fn render(
     match global.output {
         Output::Json | Output::Yaml => print_structured(e, global.output),
         Output::Table | Output::Wide => {
+            if let Some(name) = nodes.node.as_deref()
+                && !e.nodes.iter().any(|n| n.name.as_str() == name)
+            {
+                return Err(Failure::bad_input(anyhow!(
+                    "--node {name}: the cluster has no such node"
+                )));
+            }
             let view = explain::table::View {
                 node: nodes.node.as_deref(),
                 all_nodes: nodes.nodes == NodesShown::All,

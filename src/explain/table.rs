@@ -325,6 +325,7 @@ fn grouped(e: &Explanation, opts: TableOptions, out: &mut String) {
         " {}",
         style.dim("--node NAME: one node in full; --nodes all or -o wide: every node")
     );
+    out.push('\n');
 }
 
 /// One node in full: its verdict, every failing plugin with every fact, every score with the
@@ -415,6 +416,7 @@ fn node_detail(e: &Explanation, name: &str, opts: TableOptions, out: &mut String
             }
         }
     }
+    out.push('\n');
     summary(e, opts, out);
 }
 
@@ -517,7 +519,6 @@ fn preemption(
     out: &mut String,
 ) {
     let style = opts.style;
-    out.push('\n');
     if p.message == crate::plugins::dynamic_resources::ERR_NOT_FOUND {
         let _ = writeln!(
             out,
