@@ -1,10 +1,13 @@
 //! Runs every case of `fixtures/conformance` through the real binary, exactly as a user would,
 //! once per release a real scheduler decided it for (`expected.json` by v1.34.1,
-//! `expected-v1.35.json` by v1.35.4, `expected-v1.36.json` by v1.36.2), and compares.
+//! `expected-v1.35.json` by v1.35.4, `expected-v1.36.json` by v1.36.2, `expected-v1.36.3.json`
+//! by v1.36.3), and compares. Each case and release is a test of its own, named
+//! `<case>@<release>`: `cargo test --test conformance -- dra-first-available@v1.36.3` runs one,
+//! and they run in parallel. After the run, one line gives the pass count per release.
 //!
 //! Cases that cannot pass yet are listed in `tests/conformance_known_failures.txt` with the missing
-//! piece (`case: why` for every release, `case@1.36: why` for one); the suite fails if an unlisted
-//! case fails or a listed one starts passing.
+//! piece (`case: why` for every release, `case@v1.36.3: why` for one); a test fails if its case
+//! fails unlisted or passes listed, and the list fails if an entry names no case.
 //!
 //! Every run also checks the facts behind the reasons against the case (`conformance/facts.rs`).
 //!
@@ -15,10 +18,12 @@
 mod facts;
 mod support;
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use support::extender::{FakeExtender, Recorded};
 
 fn cases_dir() -> PathBuf {
@@ -214,11 +219,12 @@ fn diff(expected: &Value, actual: &Value) -> Vec<String> {
     out
 }
 
-/// The reference runs: expectation file, the release that decided it, and its short name.
-const RELEASES: [(&str, &str, &str); 3] = [
-    ("expected.json", "v1.34.1", "1.34"),
-    ("expected-v1.35.json", "v1.35.4", "1.35"),
-    ("expected-v1.36.json", "v1.36.2", "1.36"),
+/// The reference runs: expectation file, and the release that decided it.
+const RELEASES: [(&str, &str); 4] = [
+    ("expected.json", "v1.34.1"),
+    ("expected-v1.35.json", "v1.35.4"),
+    ("expected-v1.36.json", "v1.36.2"),
+    ("expected-v1.36.3.json", "v1.36.3"),
 ];
 
 fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Result<(), String> {
@@ -293,72 +299,96 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
     }
 }
 
-#[test]
-fn conformance() {
-    let known = known_failures();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+/// Runs a case under one release; on the newest reference also with `--serial`, as parallel
+/// filtering and scoring must decide exactly as serial and that does not depend on the release.
+fn check(dir: &Path, file: &str, release: &str) -> Result<(), String> {
+    run_case(dir, file, release, false)?;
+    if release == RELEASES[RELEASES.len() - 1].1 {
+        run_case(dir, file, release, true).map_err(|e| format!("with --serial:\n{e}"))?;
+    }
+    Ok(())
+}
+
+/// Passed and run, per release.
+type Tally = Arc<Mutex<BTreeMap<&'static str, (usize, usize)>>>;
+
+fn main() {
+    let args = Arguments::from_args();
+    let known = Arc::new(known_failures());
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(cases_dir())
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.join("expected.json").exists())
         .collect();
-    dirs.sort();
-    let mut problems = Vec::new();
-    let mut counts = Vec::new();
-    let mut listed_used = std::collections::BTreeSet::new();
-    for (file, release, short) in RELEASES {
-        let (mut passed, mut total) = (0, 0);
-        for dir in &dirs {
+    cases.sort();
+    let tally: Tally = Arc::default();
+    let mut names = std::collections::BTreeSet::new();
+    let mut trials = Vec::new();
+    for (file, release) in RELEASES {
+        for dir in &cases {
             if !dir.join(file).exists() {
                 continue;
             }
-            total += 1;
-            let name = dir.file_name().unwrap().to_string_lossy().to_string();
-            let release_key = format!("{name}@{short}");
-            let listed = [&release_key, &name]
+            let case = dir.file_name().unwrap().to_string_lossy().to_string();
+            let name = format!("{case}@{release}");
+            names.insert(case.clone());
+            names.insert(name.clone());
+            let listed = [&name, &case]
                 .into_iter()
-                .find(|k| known.contains_key(k.as_str()));
-            if let Some(k) = listed {
-                listed_used.insert(k.clone());
-            }
-            // Parallel filtering and scoring must decide exactly as serial: checked on the
-            // newest reference, as it does not depend on the release.
-            let serial_too = short == RELEASES[RELEASES.len() - 1].2;
-            let result = run_case(dir, file, release, false).and_then(|()| {
-                if serial_too {
-                    run_case(dir, file, release, true).map_err(|e| format!("with --serial:\n{e}"))
-                } else {
-                    Ok(())
+                .find(|k| known.contains_key(k.as_str()))
+                .cloned();
+            let (dir, tally) = (dir.clone(), tally.clone());
+            trials.push(Trial::test(name.clone(), move || {
+                let result = check(&dir, file, release);
+                let mut t = tally.lock().unwrap();
+                let entry = t.entry(release).or_default();
+                entry.1 += 1;
+                entry.0 += usize::from(result.is_ok());
+                drop(t);
+                match (result, listed) {
+                    (Ok(()), None) | (Err(_), Some(_)) => Ok(()),
+                    (Ok(()), Some(k)) => Err(Failed::from(format!(
+                        "{name} passes now: remove {k} from tests/conformance_known_failures.txt"
+                    ))),
+                    (Err(e), None) => Err(Failed::from(format!("{name} FAILED\n{e}"))),
                 }
-            });
-            match (result, listed) {
-                (Ok(()), None) => passed += 1,
-                (Ok(()), Some(k)) => {
-                    passed += 1;
-                    problems.push(format!(
-                        "{release_key}: passes now; remove {k} from tests/conformance_known_failures.txt"
-                    ));
-                }
-                (Err(_), Some(_)) => {}
-                (Err(e), None) => problems.push(format!("{release_key}: FAILED\n{e}")),
-            }
-        }
-        counts.push(format!("{short}: {passed}/{total} pass"));
-    }
-    for name in known.keys() {
-        if !listed_used.contains(name) {
-            problems.push(format!(
-                "{name}: listed as a known failure but there is no such case"
-            ));
+            }));
         }
     }
-    println!(
-        "conformance: {} ({} known failures listed)",
-        counts.join(", "),
-        known.len()
-    );
-    for (name, why) in &known {
-        println!("  known failure {name}: {why}");
+    let unknown: Vec<String> = known
+        .keys()
+        .filter(|k| !names.contains(k.as_str()))
+        .cloned()
+        .collect();
+    trials.push(Trial::test("known-failures-name-cases", move || {
+        if unknown.is_empty() {
+            Ok(())
+        } else {
+            Err(Failed::from(format!(
+                "listed in tests/conformance_known_failures.txt, but there is no such case or release: {}",
+                unknown.join(", ")
+            )))
+        }
+    }));
+    let conclusion = libtest_mimic::run(&args, trials);
+    let counts: Vec<String> = RELEASES
+        .iter()
+        .filter_map(|(_, release)| {
+            let t = tally.lock().unwrap();
+            let (passed, run) = t.get(release)?;
+            Some(format!("{release}: {passed}/{run} pass"))
+        })
+        .collect();
+    if !counts.is_empty() {
+        println!(
+            "conformance: {} ({} known failures listed)",
+            counts.join(", "),
+            known.len()
+        );
+        for (name, why) in known.iter() {
+            println!("  known failure {name}: {why}");
+        }
     }
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    conclusion.exit();
 }

@@ -52,6 +52,13 @@ pub fn edits(args: &PlanArgs) -> Result<Vec<Edit>, Failure> {
                 cli::Edit::CloneNode(v) => Edit::clone_node(v).map_err(Failure::bad_input)?,
                 cli::Edit::DeletePod(v) => Edit::delete_pod(v).map_err(Failure::bad_input)?,
                 cli::Edit::Drain(n) => Edit::Drain(Str::new(n)),
+                cli::Edit::Selected {
+                    flag,
+                    selector,
+                    taint,
+                } => {
+                    Edit::selected(flag, selector, taint.as_deref()).map_err(Failure::bad_input)?
+                }
             })
         })
         .collect()
@@ -155,6 +162,7 @@ pub fn whatif(
     )?;
     let mut workloads = Vec::new();
     let mut owners = Vec::new();
+    let mut replaced = Vec::new();
     if let Some((display, docs)) = documents {
         let several = docs.len() > 1;
         for (i, doc) in docs.into_iter().enumerate() {
@@ -170,6 +178,7 @@ pub fn whatif(
                 &cluster,
             )?;
             profile_for(&fws, &pod.scheduler_name)?;
+            replaced.extend(w.replaces.clone());
             workloads.push(match w.daemon_set {
                 Some(strategy) => {
                     let mut template = pod;
@@ -193,6 +202,9 @@ pub fn whatif(
         }
     }
     let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
+    cluster
+        .pods
+        .retain(|p| !replaced.iter().any(|r: &Arc<_>| r.uid == p.uid));
     for (w, namespace) in &owners {
         w.register_owner(&mut cluster, *namespace);
     }
@@ -206,13 +218,14 @@ pub fn whatif(
     report(global, &fws, cluster, request)
 }
 
-/// `explain --all-pending` with changes: the pending pods (of `-n`'s namespace when given) go
-/// through the queue on the changed cluster.
+/// `explain --all-pending` with changes: the pending pods (of `-n`'s namespace when given, those
+/// `-l` and `--field-selector` select) go through the queue on the changed cluster.
 pub fn all_pending(
     global: &GlobalArgs,
     args: &cli::ExplainArgs,
     source: &Source,
     edits: Vec<Edit>,
+    selected: plan::PodFilter,
 ) -> Outcome {
     let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
@@ -225,7 +238,7 @@ pub fn all_pending(
         edits,
         drain: drain_options(&args.plan),
         workloads: Vec::new(),
-        pending: Some(global.namespace.as_deref().map(Str::new)),
+        pending: Some(selected),
         seed: args.plan.seed,
     };
     report(global, &fws, cluster, request)

@@ -10,10 +10,22 @@ use crate::cli::{GlobalArgs, NodesArgs, NodesShown, Output, WhatifArgs};
 use crate::explain;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
+use crate::model::cluster::Cluster;
+use crate::model::pod::Pod;
 use crate::source::file;
 use anyhow::anyhow;
 use std::io::IsTerminal;
 use std::sync::Arc;
+
+/// The cluster without the pod a Pod manifest replaces.
+pub fn without_replaced(cluster: Arc<Cluster>, replaced: Option<&Pod>) -> Arc<Cluster> {
+    let Some(gone) = replaced else {
+        return cluster;
+    };
+    let mut c = Arc::unwrap_or_clone(cluster);
+    c.pods.retain(|p| p.uid != gone.uid);
+    Arc::new(c)
+}
 
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     // The file and the changes first: a typo should not wait for a cluster read.
@@ -49,6 +61,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &source.namespace(global),
         &cluster,
     )?;
+    let cluster = without_replaced(cluster, workload.replaces.as_deref());
     let fws = frameworks(
         global,
         &args.scheduler,

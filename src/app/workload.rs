@@ -39,6 +39,8 @@ pub struct Workload {
     pub object: Option<String>,
     /// The controller the pods would have, to register so default spreading finds it.
     owner: Option<(OwnerKind, Str, Option<Selector>, Option<Labels>)>,
+    /// The cluster's pod of the same namespace and name, which a Pod manifest replaces.
+    pub replaces: Option<std::sync::Arc<crate::model::pod::Pod>>,
 }
 
 /// `spec.updateStrategy.type` of a DaemonSet.
@@ -359,6 +361,7 @@ pub fn from_value(
             description: None,
             object: None,
             owner: None,
+            replaces: None,
         });
     }
     let t = decode_template(display, &object, &kind, &value, strings)?;
@@ -446,6 +449,7 @@ pub fn from_value(
         description: Some(format!("{kind} {name}")),
         object: Some(object),
         owner,
+        replaces: None,
     })
 }
 
@@ -487,6 +491,11 @@ pub fn load_pod(
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
     let mut w = from_value(&display, value, namespace, &cluster.strings)?;
+    let exported = if w.object.is_none() {
+        as_new(&mut w.pod)
+    } else {
+        Vec::new()
+    };
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()
@@ -501,6 +510,17 @@ pub fn load_pod(
         )));
     }
     defaults::pod(pod, namespace);
+    if w.object.is_none() {
+        let (ns, name) = (
+            pod.metadata.namespace.as_deref().unwrap_or(namespace),
+            pod.metadata.name.as_deref().unwrap_or(""),
+        );
+        w.replaces = cluster.find_pod(ns, name).cloned();
+        if let Some(note) = new_pod_note(&exported, w.replaces.as_deref()) {
+            warn(&format!("{display}: Pod {ns}/{name} {note}"));
+        }
+    }
+    let pod = &mut w.pod;
     let object = w.object.clone().unwrap_or_else(|| {
         format!(
             "Pod {}/{}",
@@ -561,4 +581,69 @@ pub fn load_pod(
     let parsed = Pod::from_k8s(pod, &cluster.parse())
         .map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
     Ok((parsed, w))
+}
+
+/// Clears what a bound pod read back from a cluster carries (`kubectl get pod -o yaml`): its
+/// node, status and identity, so it is scheduled as a new pod rather than pinned to its old
+/// node. A `spec.nodeName` without the marks of an exported object (uid, resourceVersion,
+/// creationTimestamp, managedFields) is a manifest's own and stays: the NodeName plugin reads it.
+/// Returns the fields that were set.
+fn as_new(pod: &mut k8s_openapi::api::core::v1::Pod) -> Vec<&'static str> {
+    let m = &pod.metadata;
+    let exported = m.uid.is_some()
+        || m.resource_version.is_some()
+        || m.creation_timestamp.is_some()
+        || m.managed_fields.is_some();
+    let bound = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .is_some_and(|n| !n.is_empty());
+    if !(exported && bound) {
+        return Vec::new();
+    }
+    let mut dropped = vec!["spec.nodeName"];
+    let mut drop = |set: bool, field: &'static str| {
+        if set {
+            dropped.push(field);
+        }
+    };
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.node_name = None;
+    }
+    drop(pod.status.take().is_some(), "status");
+    let m = &mut pod.metadata;
+    drop(m.uid.take().is_some(), "metadata.uid");
+    drop(
+        m.resource_version.take().is_some(),
+        "metadata.resourceVersion",
+    );
+    drop(
+        m.creation_timestamp.take().is_some(),
+        "metadata.creationTimestamp",
+    );
+    drop(m.managed_fields.take().is_some(), "metadata.managedFields");
+    drop(
+        m.deletion_timestamp.take().is_some(),
+        "metadata.deletionTimestamp",
+    );
+    drop(m.generation.take().is_some(), "metadata.generation");
+    dropped
+}
+
+/// The one line that says a pod is placed as new: what was dropped from it, and the bound pod
+/// of the cluster it replaces (replacing a pending one changes nothing worth a line).
+fn new_pod_note(dropped: &[&str], replaces: Option<&Pod>) -> Option<String> {
+    let replaced = replaces
+        .and_then(|p| p.node_name)
+        .map(|node| format!("it replaces the cluster's pod of that name, taken off {node} first"));
+    match (dropped, replaced) {
+        ([], None) => None,
+        ([], Some(r)) => Some(format!("is placed as a new pod: {r}")),
+        (d, r) => Some(format!(
+            "is placed as a new pod, without its {}{}",
+            d.join(", "),
+            r.map(|r| format!("; {r}")).unwrap_or_default()
+        )),
+    }
 }

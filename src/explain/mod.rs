@@ -16,7 +16,7 @@ use crate::framework::status::{Code, Status};
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
 use crate::plugins::dynamic_resources;
-use crate::release::ReleaseChoice;
+use crate::release::{Release, ReleaseChoice};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -68,6 +68,11 @@ pub struct NodeExplanation {
     /// Per Score plugin (feasible nodes): its raw score and the inputs behind it.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub score_inputs: BTreeMap<&'static str, ScoreInputsExplanation>,
+    /// Where DynamicResources rejected the node only because this release's allocator keeps
+    /// what a device it rejected or backtracked from took: the release that gives it back and
+    /// allocates the pod's claims here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocator_fixed_in: Option<Release>,
 }
 
 /// One fact: the plugin, the reason it explains (upstream's text, as in `reasons`), and the
@@ -296,6 +301,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 devices: Vec::new(),
                 facts: Vec::new(),
                 score_inputs: BTreeMap::new(),
+                allocator_fixed_in: None,
             };
             if let Some(g) = &r.gated {
                 e.stage = Some(Stage::PreEnqueue);
@@ -351,6 +357,8 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.facts = f.all.iter().chain(extender).flat_map(facts_of).collect();
                         if e.all_reasons.contains_key(dynamic_resources::NAME) {
                             e.devices = dynamic_resources::device_report(&fw.features, &cx, ni);
+                            e.allocator_fixed_in =
+                                dynamic_resources::allocator_fixed_in(&fw.features, &cx, ni);
                         }
                     }
                     // A plugin's error stopped the cycle: no node has a verdict.

@@ -5,7 +5,7 @@
 //! `--node NAME` one node in full. Readable at 80 columns.
 
 use super::{Explanation, NodeExplanation, Stage, list_names};
-use crate::term::{Column, Fit, Style, Table, TableOptions, paragraph};
+use crate::term::{Column, Fit, Style, Table, TableOptions, prose};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -74,6 +74,14 @@ fn header(e: &Explanation, style: Style) -> String {
         e.num_nodes,
         style.dim(&e.scheduler.describe())
     )
+}
+
+/// `text` wrapped to `width` columns, every line indented by `indent` but the first (which the
+/// caller places there).
+fn paragraph(text: &str, width: u16, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let width = width.saturating_sub(u16::try_from(indent).unwrap_or(u16::MAX));
+    prose(text, width, 0).replace('\n', &format!("\n{pad}"))
 }
 
 /// What the table shows of the nodes: by default the verdict, the best feasible nodes and the
@@ -494,7 +502,13 @@ fn devices(e: &Explanation, style: Style, out: &mut String) {
         }
         let constraints: BTreeSet<&String> =
             n.devices.iter().flat_map(|r| &r.constraints).collect();
-        if all_served && !constraints.is_empty() {
+        if let Some(fixed) = n.allocator_fixed_in {
+            let _ = writeln!(
+                out,
+                "    the allocator of {} keeps the shared counters and constraint entries of devices it tried and gave up; from {fixed} on it gives them back and allocates here",
+                e.scheduler.release
+            );
+        } else if all_served && !constraints.is_empty() {
             let list: Vec<&str> = constraints.iter().map(|c| c.as_str()).collect();
             let _ = writeln!(
                 out,

@@ -59,6 +59,38 @@ pub struct Workloads {
     pub replication_controllers: HashMap<(Str, Str), Option<Labels>>,
     pub replica_sets: HashMap<(Str, Str), Option<Selector>>,
     pub stateful_sets: HashMap<(Str, Str), Option<Selector>>,
+    /// Every controller object read (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
+    /// CronJobs, ReplicationControllers), with the controller that owns it: how `explain
+    /// deploy/NAME` finds a Deployment's pods through its ReplicaSets.
+    pub controllers: HashMap<Controller, Option<(Str, Str)>>,
+}
+
+/// A controller object by kind, namespace and name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Controller {
+    pub kind: Str,
+    pub namespace: Str,
+    pub name: Str,
+}
+
+impl Controller {
+    fn of(kind: &str, meta: &ObjectMeta, strings: &Interner) -> (Controller, Option<(Str, Str)>) {
+        let (namespace, name) = ns_name(meta, strings);
+        let owner = meta
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| (strings.intern(&o.kind), strings.intern(&o.name)));
+        (
+            Controller {
+                kind: strings.intern(kind),
+                namespace,
+                name,
+            },
+            owner,
+        )
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -331,6 +363,10 @@ impl ClusterBuilder {
             Object::ReplicationController(x) => ("ReplicationController", &x.metadata, true),
             Object::ReplicaSet(x) => ("ReplicaSet", &x.metadata, true),
             Object::StatefulSet(x) => ("StatefulSet", &x.metadata, true),
+            Object::Deployment(x) => ("Deployment", &x.metadata, true),
+            Object::DaemonSet(x) => ("DaemonSet", &x.metadata, true),
+            Object::Job(x) => ("Job", &x.metadata, true),
+            Object::CronJob(x) => ("CronJob", &x.metadata, true),
             Object::RuntimeClass(x) => ("RuntimeClass", &x.metadata, false),
             Object::Lease(x) => ("Lease", &x.metadata, true),
             Object::Event(x) => ("Event", &x.metadata, true),
@@ -490,6 +526,7 @@ impl ClusterBuilder {
                 c.workloads.services.entry(ns).or_default().push(selector);
             }
             Object::ReplicationController(rc) => {
+                c.controller("ReplicationController", &rc.metadata);
                 let selector = rc
                     .spec
                     .as_ref()
@@ -500,6 +537,7 @@ impl ClusterBuilder {
                     .insert(ns_name(&rc.metadata, &strings), selector);
             }
             Object::ReplicaSet(rs) => {
+                c.controller("ReplicaSet", &rs.metadata);
                 let sel = label_selector(
                     "ReplicaSet",
                     &rs.metadata,
@@ -512,6 +550,7 @@ impl ClusterBuilder {
                     .insert(ns_name(&rs.metadata, &strings), sel);
             }
             Object::StatefulSet(ss) => {
+                c.controller("StatefulSet", &ss.metadata);
                 let sel = label_selector(
                     "StatefulSet",
                     &ss.metadata,
@@ -523,6 +562,10 @@ impl ClusterBuilder {
                     .stateful_sets
                     .insert(ns_name(&ss.metadata, &strings), sel);
             }
+            Object::Deployment(x) => c.controller("Deployment", &x.metadata),
+            Object::DaemonSet(x) => c.controller("DaemonSet", &x.metadata),
+            Object::Job(x) => c.controller("Job", &x.metadata),
+            Object::CronJob(x) => c.controller("CronJob", &x.metadata),
             Object::RuntimeClass(rc) => {
                 c.runtime_classes.insert(
                     strings.intern(rc.metadata.name.as_deref().unwrap_or("")),
@@ -618,6 +661,11 @@ impl ClusterBuilder {
 }
 
 impl Cluster {
+    fn controller(&mut self, kind: &str, meta: &ObjectMeta) {
+        let (key, owner) = Controller::of(kind, meta, &self.strings);
+        self.workloads.controllers.insert(key, owner);
+    }
+
     /// Defaults, admits and parses every object; reports every broken object, not just the first.
     pub fn from_dump(dump: Dump, options: LoadOptions) -> Result<Cluster, ObjectErrors> {
         let mut b = ClusterBuilder::new(options);

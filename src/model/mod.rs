@@ -18,5 +18,6 @@ pub mod parse;
 pub mod pod;
 pub mod quantity;
 pub mod resource;
+pub mod selection;
 pub mod taints;
 pub mod validate;

@@ -95,7 +95,9 @@ fn plan(items: Vec<Value>, ask: Ask) -> Plan {
             edits: ask.edits,
             drain: ask.drain,
             workloads: ask.workloads,
-            pending: ask.pending,
+            pending: ask.pending.map(|namespace| {
+                Box::new(move |p: &Pod| namespace.is_none_or(|ns| p.namespace == ns)) as PodFilter
+            }),
             seed: ask.seed,
         },
     )

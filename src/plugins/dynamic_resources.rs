@@ -27,7 +27,7 @@ use crate::model::intern::{Interner, Str};
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::{ClaimSource, Pod};
 use crate::model::resource::ContainerResources;
-use crate::release::Features;
+use crate::release::{Features, Release};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -119,27 +119,65 @@ pub fn device_report(features: &Features, cx: &Cx, node: &NodeInfo) -> Vec<Reque
             ),
         }
     };
-    claims
-        .iter()
-        .filter(|c| c.allocation.is_none())
+    pending(&claims)
         .flat_map(|c| {
             allocator::census(
                 &snapshot.cluster.dra,
                 plugin.allocator_features(),
                 allocated,
-                NodeRef {
-                    name: node.name(),
-                    labels: &node.node.labels,
-                },
-                ClaimInput {
-                    namespace: c.namespace,
-                    name: c.name,
-                    spec: &c.spec,
-                },
+                node_ref(node),
+                c,
                 &holder,
             )
         })
         .collect()
+}
+
+/// The release from which the allocator gives back everything a device it rejected or
+/// backtracked from took (`rollbackDevice`).
+const ROLLS_BACK_REJECTED_DEVICES: Release = Release {
+    minor: 36,
+    patch: 3,
+};
+
+/// For the explanation of a node DynamicResources rejected: when this release's allocator finds
+/// no devices for the pod's pending claims there only because it keeps what a rejected or
+/// backtracked device took, the release whose allocator gives it back and allocates here.
+pub fn allocator_fixed_in(features: &Features, cx: &Cx, node: &NodeInfo) -> Option<Release> {
+    if features.dra_rolls_back_rejected_devices {
+        return None;
+    }
+    let plugin = DynamicResources::new(&mut StateSlots::default(), *features);
+    let claims = plugin.pod_claims(cx).ok()?;
+    let pending: Vec<ClaimInput> = pending(&claims).collect();
+    let dra = &cx.snapshot.cluster.dra;
+    let allocated = cx
+        .snapshot
+        .allocated_devices(features.enable_dra_consumable_capacity);
+    let mut f = plugin.allocator_features();
+    let now = allocator::allocate(dra, f, allocated, node_ref(node), &pending);
+    f.rolls_back_rejected_devices = true;
+    let fixed = allocator::allocate(dra, f, allocated, node_ref(node), &pending);
+    matches!((now, fixed), (Ok(None), Ok(Some(_)))).then_some(ROLLS_BACK_REJECTED_DEVICES)
+}
+
+/// The claims of the pod not allocated yet, as the allocator takes them.
+fn pending(claims: &[Arc<Claim>]) -> impl Iterator<Item = ClaimInput<'_>> {
+    claims
+        .iter()
+        .filter(|c| c.allocation.is_none())
+        .map(|c| ClaimInput {
+            namespace: c.namespace,
+            name: c.name,
+            spec: &c.spec,
+        })
+}
+
+fn node_ref(node: &NodeInfo) -> NodeRef<'_> {
+    NodeRef {
+        name: node.name(),
+        labels: &node.node.labels,
+    }
 }
 
 /// Whether placing `pod` takes devices: it has claims, or requests extended resources a
@@ -388,10 +426,7 @@ impl DynamicResources {
             self.allocator_features(),
             cx.snapshot
                 .allocated_devices(self.features.enable_dra_consumable_capacity),
-            NodeRef {
-                name: node.name(),
-                labels: &node.node.labels,
-            },
+            node_ref(node),
             &claims,
         )
     }

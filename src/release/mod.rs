@@ -135,6 +135,14 @@ impl Release {
             .expect("only modelled releases are constructed")
     }
 
+    /// The release of every modelled minor that the reference runs used, oldest first.
+    pub fn all_modelled() -> impl Iterator<Item = Release> {
+        MODELLED.iter().map(|m| Release {
+            minor: m.minor,
+            patch: m.reference_patch,
+        })
+    }
+
     /// Whether the project has been checked against a real scheduler of this minor release.
     pub fn verified(self) -> bool {
         self.modelled().verified
@@ -265,6 +273,7 @@ mod tests {
         assert_eq!(Release::parse("1.34"), Ok(r(34, 1)));
         assert_eq!(Release::parse("v1.35.0"), Ok(r(35, 0)));
         assert_eq!(Release::parse("v1.36.2-eks-4a2b"), Ok(r(36, 2)));
+        assert_eq!(Release::parse("v1.36.3"), Ok(r(36, 3)));
         assert_eq!(Release::parse("v1.35.7+k3s1"), Ok(r(35, 7)));
         assert_eq!(Release::parse("v1.34.12-gke.1200"), Ok(r(34, 12)));
         assert_eq!(Release::parse(" 1.37 "), Ok(Release::NEWEST));
