@@ -4,11 +4,12 @@
 
 use super::{FactExplanation, list_names};
 use crate::framework::facts::{
-    AffinityKind, ClaimFact, Detail, LabelSource, PodRef, ScoreInput, Shortfall,
+    AffinityKind, AffinityMiss, ClaimFact, Detail, LabelSource, PodRef, ScoreInput, Shortfall,
 };
 use crate::model::labels::Operator;
 use crate::model::resource::canonical_amount;
 use crate::model::taints::Taint;
+use std::borrow::Cow;
 
 fn pods(p: &[PodRef]) -> String {
     let names: Vec<String> = p.iter().map(PodRef::to_string).collect();
@@ -228,6 +229,36 @@ pub fn input_phrase(i: &ScoreInput) -> String {
     }
 }
 
+/// A fact without what differs from node to node (the pods holding a port, the domain and the
+/// pods of an affinity term), so nodes rejected alike count together.
+fn general(d: &Detail) -> Cow<'_, Detail> {
+    match d {
+        Detail::Port(p) => Cow::Owned(Detail::Port(Box::new((p.0, Vec::new())))),
+        Detail::Affinity(a) => Cow::Owned(Detail::Affinity(Box::new(AffinityMiss {
+            domain: None,
+            pods: Vec::new(),
+            ..(**a).clone()
+        }))),
+        d => Cow::Borrowed(d),
+    }
+}
+
+/// A fact made `general`, as a phrase.
+fn general_phrase(d: &Detail) -> String {
+    match d {
+        Detail::Port(p) => format!("{}/{} ({}) in use", p.0.port, p.0.protocol.as_str(), p.0.ip),
+        Detail::Affinity(a) => {
+            let rule = match a.kind {
+                AffinityKind::Affinity => "affinity term",
+                AffinityKind::AntiAffinity => "anti-affinity term",
+                AffinityKind::ExistingAntiAffinity => "existing pods' anti-affinity term",
+            };
+            format!("{rule} {} ({}) by {}", a.term, a.selector, a.topology_key)
+        }
+        d => phrase(d),
+    }
+}
+
 /// How many distinct facts a group's line names before "and N more".
 const SHOWN: usize = 3;
 
@@ -236,7 +267,7 @@ const SHOWN: usize = 3;
 pub fn aggregate<'a>(facts: impl Iterator<Item = &'a FactExplanation>) -> String {
     // Per resource: (least short, most short, the shortfall of one node for its units).
     let mut short: Vec<(Shortfall, i64, i64)> = Vec::new();
-    let mut distinct: Vec<(&Detail, usize)> = Vec::new();
+    let mut distinct: Vec<(Cow<Detail>, usize)> = Vec::new();
     for f in facts {
         match &f.detail {
             Detail::Resource(s) if s.resource.as_str() != "pods" => {
@@ -248,10 +279,13 @@ pub fn aggregate<'a>(facts: impl Iterator<Item = &'a FactExplanation>) -> String
                     None => short.push((*s, s.short(), s.short())),
                 }
             }
-            d => match distinct.iter_mut().find(|(x, _)| *x == d) {
-                Some((_, n)) => *n += 1,
-                None => distinct.push((d, 1)),
-            },
+            d => {
+                let d = general(d);
+                match distinct.iter_mut().find(|(x, _)| *x == d) {
+                    Some((_, n)) => *n += 1,
+                    None => distinct.push((d, 1)),
+                }
+            }
         }
     }
     let mut parts: Vec<String> = short
@@ -276,7 +310,7 @@ pub fn aggregate<'a>(facts: impl Iterator<Item = &'a FactExplanation>) -> String
         distinct
             .iter()
             .take(SHOWN)
-            .map(|(d, n)| format!("{} ({n})", phrase(d))),
+            .map(|(d, n)| format!("{} ({n})", general_phrase(d))),
     );
     if more > 0 {
         parts.push(format!("and {more} more"));

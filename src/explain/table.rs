@@ -64,15 +64,20 @@ fn why(n: &NodeExplanation) -> String {
     out
 }
 
-fn header(e: &Explanation, style: Style) -> String {
-    format!(
-        "{} {} (priority {}, profile {}) on {} node(s)\n{}\n",
+fn header(e: &Explanation, opts: TableOptions) -> String {
+    let style = opts.style;
+    let pod = format!(
+        "{} {} (priority {}, profile {}) on {} node(s)",
         style.bold("Pod"),
         style.bold(&e.pod),
         e.priority,
         e.profile,
         e.num_nodes,
-        style.dim(&e.scheduler.describe())
+    );
+    format!(
+        "{}\n{}\n",
+        prose(&pod, opts.width, 2),
+        style.dim(&prose(&e.scheduler.describe(), opts.width, 2))
     )
 }
 
@@ -109,7 +114,7 @@ fn abbreviation(plugin: &str) -> String {
 
 pub fn render(e: &Explanation, opts: TableOptions, view: View) -> String {
     let style = opts.style;
-    let mut out = header(e, style);
+    let mut out = header(e, opts);
     if e.prefilter.plugin == "SchedulingGates" {
         let _ = writeln!(
             out,
@@ -438,11 +443,13 @@ fn summary(e: &Explanation, opts: TableOptions, out: &mut String) {
     }
     super::extenders::render(e, style, out);
     for b in &e.binding {
-        let _ = writeln!(out, "{} {b}", style.dim("VolumeBinding:"));
+        let line = format!("{} {b}", style.dim("VolumeBinding:"));
+        let _ = writeln!(out, "{}", prose(&line, opts.width, 2));
     }
     devices(e, style, out);
     for note in &e.notes {
-        let _ = writeln!(out, "{} {note}", style.dim("Note:"));
+        let line = format!("{} {note}", style.dim("Note:"));
+        let _ = writeln!(out, "{}", prose(&line, opts.width, 2));
     }
 }
 
