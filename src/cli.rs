@@ -142,6 +142,27 @@ pub struct SchedulerArgs {
     pub serial: bool,
 }
 
+/// Which nodes the table shows (JSON and YAML always have every node).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = OUTPUT)]
+pub struct NodesArgs {
+    /// Show this node in full: every failing plugin with the facts behind its reasons, every
+    /// score with its inputs
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// Which nodes the table lists: grouped (the best feasible ones, the rejected ones grouped
+    /// by reason) or all (a row per node, as -o wide)
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = NodesShown::Grouped)]
+    pub nodes: NodesShown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NodesShown {
+    #[default]
+    Grouped,
+    All,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct WhatifArgs {
     /// The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController, Job,
@@ -161,6 +182,8 @@ pub struct WhatifArgs {
     pub limit: usize,
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
+    #[command(flatten)]
+    pub nodes: NodesArgs,
     #[command(flatten)]
     pub suggest: SuggestArgs,
     #[command(flatten)]
@@ -208,6 +231,8 @@ pub struct ExplainArgs {
     pub field_selector: Option<String>,
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
+    #[command(flatten)]
+    pub nodes: NodesArgs,
     #[command(flatten)]
     pub suggest: SuggestArgs,
     /// With --all-pending: the pending pods are scheduled one after another on the changed

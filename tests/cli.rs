@@ -51,17 +51,23 @@ fn wide_table_has_a_column_per_score_plugin() {
         .output()
         .unwrap();
     let out = String::from_utf8(out.stdout).unwrap();
-    for plugin in [
-        "DynamicResources",
-        "ImageLocality",
-        "NodeAffinity",
-        "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit",
-        "TaintToleration",
+    let header = out.lines().find(|l| l.starts_with(" NODE ")).unwrap();
+    let legend = out.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+    for (short, plugin) in [
+        ("DR", "DynamicResources"),
+        ("IL", "ImageLocality"),
+        ("NA", "NodeAffinity"),
+        ("NRBA", "NodeResourcesBalancedAllocation"),
+        ("NRF", "NodeResourcesFit"),
+        ("TT", "TaintToleration"),
     ] {
         assert!(
-            out.lines().nth(2).unwrap().contains(plugin),
-            "no {plugin} column:\n{out}"
+            header.split_whitespace().any(|h| h == short),
+            "no {short} column:\n{out}"
+        );
+        assert!(
+            legend.contains(&format!("{short} {plugin}")),
+            "{short} is not in the legend:\n{out}"
         );
     }
     insta::assert_snapshot!("whatif_ssd_only_wide", out);
@@ -1331,4 +1337,127 @@ fn explain_suggests_pod_edits_and_all_pending_ranks_cluster_changes() {
         let section = &out[out.find("What would place them").expect("the section")..];
         insta::assert_snapshot!(format!("explain_all_pending_suggestions_80_{colour}"), section);
     }
+
+/// The verdict-first table, on the demo cluster and on one examples/gen-cluster wrote
+/// (`--nodes 150 --pods-per-node 8 --seed 1`), at 80 and 200 columns, with colour and with
+/// NO_COLOR: the same text either way, no line wider than the terminal, a screen at most.
+#[test]
+fn grouped_table_goldens() {
+    let generated = root()
+        .join("fixtures/clusters/generated-150.json.gz")
+        .display()
+        .to_string();
+    let cases = [
+        ("demo_checkout", demo(), "checkout-critical.yaml"),
+        ("generated_too_big", generated.clone(), "gen-too-big.yaml"),
+        ("generated_gateway", generated, "gen-gateway.yaml"),
+    ];
+    for (name, cluster, file) in cases {
+        let args = ["whatif", "--snapshot", &cluster, "-f", &pod(file)];
+        for columns in ["80", "200"] {
+            let out = |colour: bool| {
+                let mut c = sched();
+                c.env("COLUMNS", columns).args(args);
+                if colour {
+                    c.args(["--color", "always"]);
+                } else {
+                    c.env("NO_COLOR", "1");
+                }
+                String::from_utf8(c.output().unwrap().stdout).unwrap()
+            };
+            let (coloured, plain) = (out(true), out(false));
+            assert!(coloured.contains("\u{1b}["), "--color always must colour");
+            assert!(!plain.contains('\u{1b}'), "NO_COLOR must turn colours off");
+            assert_eq!(without_our_colours(&coloured), plain);
+            let width: usize = columns.parse().unwrap();
+            assert!(
+                plain.lines().all(|l| l.chars().count() <= width),
+                "a line is wider than {width} columns:\n{plain}"
+            );
+            assert!(
+                plain.lines().count() <= 40,
+                "longer than a screen:\n{plain}"
+            );
+            insta::assert_snapshot!(format!("grouped_{name}_{columns}"), plain);
+            insta::assert_snapshot!(format!("grouped_{name}_{columns}_colour"), coloured);
+        }
+    }
+}
+
+/// `--node NAME`: one node in full, a rejected one with every failing plugin's facts and a
+/// feasible one with every score's inputs; an unknown name is bad input.
+#[test]
+fn one_node_in_full() {
+    let generated = root()
+        .join("fixtures/clusters/generated-150.json.gz")
+        .display()
+        .to_string();
+    let rejected = "ip-10-0-0-100.eu-west-1.compute.internal";
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &generated,
+        "-f",
+        &pod("gen-gateway.yaml"),
+        "--node",
+        rejected,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("held by search-0/"), "{out}");
+    insta::assert_snapshot!("node_in_full_rejected", out);
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("ssd-only.yaml"),
+        "--node",
+        "worker-b1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("NodeResourcesFit 34 (raw 34)"), "{out}");
+    insta::assert_snapshot!("node_in_full_feasible", out);
+    let (code, _, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("ssd-only.yaml"),
+        "--node",
+        "nowhere",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--node nowhere: the cluster has no such node"),
+        "{err}"
+    );
+}
+
+/// `--nodes all` lists every node with the facts behind its first failing plugin.
+#[test]
+fn every_node_with_its_facts() {
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("ssd-only.yaml"),
+        "--nodes",
+        "all",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for node in [
+        "worker-b1",
+        "worker-a1",
+        "cp-1",
+        "gpu-b1",
+        "worker-a2",
+        "worker-b2",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!(" {node} "))),
+            "{out}"
+        );
+    }
+    assert!(out.contains("nodeSelector disktype=ssd:"), "{out}");
 }

@@ -9,9 +9,13 @@
 //! piece (`case: why` for every release, `case@v1.36.3: why` for one); a test fails if its case
 //! fails unlisted or passes listed, and the list fails if an entry names no case.
 //!
+//! Every run also checks the facts behind the reasons against the case (`conformance/facts.rs`).
+//!
 //! A case whose configuration has extenders runs with `--call-extenders` against the fake
 //! extender of the fixtures' README (`support::extender`), started for each run.
 
+#[path = "conformance/facts.rs"]
+mod facts;
 mod support;
 #[path = "conformance/suggestions.rs"]
 mod suggestions;
@@ -284,6 +288,13 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
     normalise_reasons(&mut expected);
     let actual = reshape(&ours, &expected);
     let mut d = diff(&expected, &actual);
+    if !serial {
+        d.extend(
+            facts::check(&facts::Case::read(dir), &ours)
+                .into_iter()
+                .map(|p| format!("  facts: {p}")),
+        );
+    }
     if let Some((fake, _)) = &fake
         && let Err(e) = calls_match_fake(&ours, fake)
     {

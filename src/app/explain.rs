@@ -220,7 +220,7 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
             global.output,
         )?,
         Output::Table | Output::Wide => {
-            render(global, &explanation, suggestions.as_ref())?;
+            render(global, &args.nodes, &explanation, suggestions.as_ref())?;
             // Events are expected from a live cluster and from snapshots this tool wrote.
             let expected = pod.node_name.is_none() && events_expected(&source, &cluster);
             print_text(
@@ -792,7 +792,11 @@ fn workload_text(report: &WorkloadReport, events: bool, opts: TableOptions) -> S
         let _ = writeln!(out, "{}", style.bold(&term::prose(&heading, opts.width, 2)));
         match &g.explanation {
             Some(e) => {
-                out.push_str(&explain::table::render(e.explanation, opts));
+                out.push_str(&explain::table::render(
+                    e.explanation,
+                    opts,
+                    explain::table::View::default(),
+                ));
                 out.push_str(&event_lines(e.scheduler_event.as_ref(), events, style));
             }
             None => {

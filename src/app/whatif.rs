@@ -6,7 +6,7 @@ use super::render::{print_structured, print_text, table_options};
 use super::source::{Source, limits};
 use super::workload::load_pod;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
-use crate::cli::{GlobalArgs, Output, SuggestArgs, WhatifArgs};
+use crate::cli::{GlobalArgs, NodesArgs, NodesShown, Output, SuggestArgs, WhatifArgs};
 use crate::explain;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
@@ -103,7 +103,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
             },
             args.suggest,
         );
-        render(global, &explanation, suggestions.as_ref())?;
+        render(global, &args.nodes, &explanation, suggestions.as_ref())?;
         return Ok(if explanation.fits() {
             EXIT_FITS
         } else {
@@ -217,6 +217,7 @@ struct Suggested<'a> {
 
 pub fn render(
     global: &GlobalArgs,
+    nodes: &NodesArgs,
     e: &explain::Explanation,
     suggestions: Option<&Suggestions>,
 ) -> Result<(), Failure> {
@@ -229,8 +230,19 @@ pub fn render(
             global.output,
         ),
         Output::Table | Output::Wide => {
+            if let Some(name) = nodes.node.as_deref()
+                && !e.nodes.iter().any(|n| n.name.as_str() == name)
+            {
+                return Err(Failure::bad_input(anyhow!(
+                    "--node {name}: the cluster has no such node"
+                )));
+            }
+            let view = explain::table::View {
+                node: nodes.node.as_deref(),
+                all_nodes: nodes.nodes == NodesShown::All,
+            };
             let opts = table_options(global);
-            let mut text = explain::table::render(e, opts);
+            let mut text = explain::table::render(e, opts, view);
             if let Some(s) = suggestions {
                 text.push_str(&suggest::table::render(s, opts));
             }
