@@ -192,6 +192,7 @@ pub struct WhatifArgs {
 
 /// "What would make it fit": verified changes after which a pending pod fits.
 #[derive(Args, Debug, Clone, Copy)]
+#[command(next_help_heading = "What would make it fit")]
 pub struct SuggestArgs {
     /// For a pod that fits nowhere (or only by preemption): show up to N changes that make it
     /// fit, each verified by running the scheduler again with the change

@@ -1337,6 +1337,7 @@ fn explain_suggests_pod_edits_and_all_pending_ranks_cluster_changes() {
         let section = &out[out.find("What would place them").expect("the section")..];
         insta::assert_snapshot!(format!("explain_all_pending_suggestions_80_{colour}"), section);
     }
+}
 
 /// The verdict-first table, on the demo cluster and on one examples/gen-cluster wrote
 /// (`--nodes 150 --pods-per-node 8 --seed 1`), at 80 and 200 columns, with colour and with
