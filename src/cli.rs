@@ -196,7 +196,12 @@ pub struct WhatifArgs {
 pub struct SuggestArgs {
     /// For a pod that fits nowhere (or only by preemption): show up to N changes that make it
     /// fit, each verified by running the scheduler again with the change
-    #[arg(long, value_name = "N", default_value_t = 3, conflicts_with = "no_suggest")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 3,
+        conflicts_with = "no_suggest"
+    )]
     pub suggest: usize,
     /// Skip "What would make it fit"
     #[arg(long)]

@@ -1289,12 +1289,28 @@ fn what_would_make_it_fit_at_80_columns_with_and_without_colour() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let suggestions = v["suggestions"].as_array().unwrap();
     assert_eq!(suggestions.len(), 1);
-    for key in ["kind", "description", "edits", "podPatch", "fitsOn", "evicts", "alsoPlaces"] {
+    for key in [
+        "kind",
+        "description",
+        "edits",
+        "podPatch",
+        "fitsOn",
+        "evicts",
+        "alsoPlaces",
+    ] {
         assert!(suggestions[0].get(key).is_some(), "no {key}: {out}");
     }
     assert!(v["suggestionsTried"].as_u64().unwrap() >= 1);
     // A pod that fits has no section.
-    let (code, out, _) = run(&["whatif", "--snapshot", &demo(), "-f", &pod("web.yaml"), "-o", "json"]);
+    let (code, out, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("web.yaml"),
+        "-o",
+        "json",
+    ]);
     assert_eq!(code, 0);
     assert!(!out.contains("\"suggestions\""));
 }
@@ -1335,7 +1351,10 @@ fn explain_suggests_pod_edits_and_all_pending_ranks_cluster_changes() {
         ]);
         assert_eq!(code, 1);
         let section = &out[out.find("What would place them").expect("the section")..];
-        insta::assert_snapshot!(format!("explain_all_pending_suggestions_80_{colour}"), section);
+        insta::assert_snapshot!(
+            format!("explain_all_pending_suggestions_80_{colour}"),
+            section
+        );
     }
 }
 

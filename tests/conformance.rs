@@ -16,9 +16,9 @@
 
 #[path = "conformance/facts.rs"]
 mod facts;
-mod support;
 #[path = "conformance/suggestions.rs"]
 mod suggestions;
+mod support;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Map, Value, json};

@@ -14,8 +14,8 @@ use crate::model::cluster::Cluster;
 use crate::model::pod::Pod;
 use crate::source::file;
 use crate::suggest::{self, Suggestions};
-use serde::Serialize;
 use anyhow::anyhow;
+use serde::Serialize;
 use std::io::IsTerminal;
 use std::sync::Arc;
 

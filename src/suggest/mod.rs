@@ -76,12 +76,7 @@ impl Candidate {
     pub fn arguments(&self) -> Vec<String> {
         self.edits
             .iter()
-            .flat_map(|e| {
-                e.flag()
-                    .split(' ')
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|e| e.flag().split(' ').map(str::to_string).collect::<Vec<_>>())
             .collect()
     }
 
@@ -261,9 +256,7 @@ fn edited_pod(pod: &Pod, changes: &[PodChange]) -> (Pod, Vec<Value>) {
 /// nodes replaced.
 fn node_only(e: &Edit) -> Option<Str> {
     match e {
-        Edit::Uncordon(n) | Edit::Untaint { node: n, .. } | Edit::Label { node: n, .. } => {
-            Some(*n)
-        }
+        Edit::Uncordon(n) | Edit::Untaint { node: n, .. } | Edit::Label { node: n, .. } => Some(*n),
         _ => None,
     }
 }
@@ -391,12 +384,18 @@ impl<'p, 'a> Verifier<'p, 'a> {
             seed: None,
         };
         let done = plan::run(self.p.fws, (**self.p.cluster).clone(), request).ok()?;
-        let node = done.pods.iter().find_map(|r| match (&r.origin, &r.outcome) {
-            (Origin::Workload { .. }, Outcome::Scheduled {
-                node, preempted, ..
-            }) if preempted.is_empty() => Some(node.to_string()),
-            _ => None,
-        })?;
+        let node = done
+            .pods
+            .iter()
+            .find_map(|r| match (&r.origin, &r.outcome) {
+                (
+                    Origin::Workload { .. },
+                    Outcome::Scheduled {
+                        node, preempted, ..
+                    },
+                ) if preempted.is_empty() => Some(node.to_string()),
+                _ => None,
+            })?;
         let mut evicts: Vec<String> = done
             .edits
             .iter()
@@ -458,7 +457,9 @@ impl Others {
 
 /// Whether `pod` fits on `snapshot` without preemption; `None` when no profile serves it.
 fn fits(fws: &[Framework], snapshot: &Snapshot, pod: &Pod) -> Option<bool> {
-    let fw = fws.iter().find(|f| f.profile == pod.scheduler_name.as_str())?;
+    let fw = fws
+        .iter()
+        .find(|f| f.profile == pod.scheduler_name.as_str())?;
     Some(!fw.decide(snapshot, pod).selected.is_empty())
 }
 

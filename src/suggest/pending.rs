@@ -98,7 +98,10 @@ pub fn suggest(
     // Each candidate with how many pending pods proposed it: the most asked for first.
     let mut proposed: BTreeMap<(Vec<String>, String), (usize, Candidate)> = BTreeMap::new();
     for (pod, e) in &stuck {
-        let Some(fw) = fws.iter().find(|f| f.profile == pod.scheduler_name.as_str()) else {
+        let Some(fw) = fws
+            .iter()
+            .find(|f| f.profile == pod.scheduler_name.as_str())
+        else {
             continue;
         };
         let p = Problem {

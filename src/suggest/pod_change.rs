@@ -93,7 +93,8 @@ impl PodChange {
     pub fn patch(&self, pod: &Pod) -> Vec<Value> {
         match self {
             PodChange::Tolerate(t) => {
-                let mut toleration = json!({"key": t.key.as_str(), "operator": "Equal", "value": t.value.as_str()});
+                let mut toleration =
+                    json!({"key": t.key.as_str(), "operator": "Equal", "value": t.value.as_str()});
                 if let Some(e) = t.effect {
                     toleration["effect"] = json!(e.as_str());
                 }

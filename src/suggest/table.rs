@@ -47,7 +47,10 @@ pub fn render(s: &Suggestions, opts: TableOptions) -> String {
             facts.push(format!("also places {}", list_names(&sug.also_places)));
         }
         if !sug.stops_placing.is_empty() {
-            facts.push(format!("then {} no longer fit", list_names(&sug.stops_placing)));
+            facts.push(format!(
+                "then {} no longer fit",
+                list_names(&sug.stops_placing)
+            ));
         }
         let _ = writeln!(out, "{}", style.good(&detail(&facts.join("; "))));
         if !sug.edits.is_empty() {
@@ -56,7 +59,11 @@ pub fn render(s: &Suggestions, opts: TableOptions) -> String {
         }
         if !sug.pod_patch.is_empty() {
             let patch = serde_json::to_string(&sug.pod_patch).unwrap_or_default();
-            let _ = writeln!(out, "{}", style.dim(&detail(&format!("pod patch: {patch}"))));
+            let _ = writeln!(
+                out,
+                "{}",
+                style.dim(&detail(&format!("pod patch: {patch}")))
+            );
         }
     }
     out

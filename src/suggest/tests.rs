@@ -13,7 +13,10 @@ fn suggestions(items: Vec<Value>, pending: Value, limit: usize) -> Suggestions {
     let pod = parsed_pod(pending);
     let result = fws[0].schedule(&snapshot, &pod);
     let explanation = explain::build(&fws[0], &snapshot, &pod, &result);
-    assert!(!explanation.fits(), "the pod must be pending to have suggestions");
+    assert!(
+        !explanation.fits(),
+        "the pod must be pending to have suggestions"
+    );
     suggest(
         &Problem {
             fws: &fws,
@@ -50,7 +53,10 @@ fn a_cluster_change_that_evicts_nothing_ranks_before_a_pod_edit() {
         10,
     );
     // Equal in kind, changes and amount: by description.
-    assert_eq!(s.suggestions[0].edits, ["--untaint", "b=dedicated:NoSchedule"]);
+    assert_eq!(
+        s.suggestions[0].edits,
+        ["--untaint", "b=dedicated:NoSchedule"]
+    );
     assert_eq!(s.suggestions[0].fits_on, ["b"]);
     assert_eq!(s.suggestions[1].edits, ["--uncordon", "a"]);
     assert_eq!(s.suggestions[1].fits_on, ["a"]);

@@ -58,7 +58,11 @@ fn placed(rerun: &Value) -> Result<Vec<String>, String> {
     if pod["outcome"] != "Scheduled" || pod.get("preempts").is_some() {
         return Err(format!("the plan left the pod {pod}"));
     }
-    Ok(pod["node"].as_str().map(str::to_string).into_iter().collect())
+    Ok(pod["node"]
+        .as_str()
+        .map(str::to_string)
+        .into_iter()
+        .collect())
 }
 
 /// Checks every suggestion of the case under `release`; `Ok(n)` with how many were re-run.
@@ -103,7 +107,11 @@ pub fn check(dir: &Path, release: &str) -> Result<usize, String> {
         let rerun = whatif(dir, release, patched.path(), &extra)?;
         let on = placed(&rerun).map_err(|e| format!("{what}: {e}"))?;
         let fits_on = &s["fitsOn"];
-        if on.is_empty() || !on.iter().all(|n| fits_on.as_array().unwrap().contains(&n.as_str().into())) {
+        if on.is_empty()
+            || !on
+                .iter()
+                .all(|n| fits_on.as_array().unwrap().contains(&n.as_str().into()))
+        {
             return Err(format!(
                 "{what}: re-run with {extra:?} places the pod on {on:?}, the suggestion says {fits_on}"
             ));
