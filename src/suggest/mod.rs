@@ -261,6 +261,10 @@ fn node_only(e: &Edit) -> Option<Str> {
     }
 }
 
+/// Where a verified pod lands, the pods evicted on the way, and the other pending pods that
+/// start and stop fitting.
+type Landing = (Vec<String>, Vec<String>, (Vec<String>, Vec<String>));
+
 /// Runs candidates through the pipeline.
 pub struct Verifier<'p, 'a> {
     p: &'p Problem<'a>,
@@ -304,12 +308,7 @@ impl<'p, 'a> Verifier<'p, 'a> {
     }
 
     /// One cycle on the snapshot with the edited nodes swapped in, then put back.
-    #[allow(clippy::type_complexity)]
-    fn in_scratch(
-        &mut self,
-        edits: &[Edit],
-        pod: Pod,
-    ) -> Option<(Vec<String>, Vec<String>, (Vec<String>, Vec<String>))> {
+    fn in_scratch(&mut self, edits: &[Edit], pod: Pod) -> Option<Landing> {
         let (fw, fws) = (self.p.fw, self.p.fws);
         // Each edit on a cluster of its node alone, as a plan applies it.
         let mut edited: Vec<(usize, Arc<crate::model::node::Node>)> = Vec::new();
@@ -367,12 +366,7 @@ impl<'p, 'a> Verifier<'p, 'a> {
     }
 
     /// The change plan `whatif` runs with the edits and the pod.
-    #[allow(clippy::type_complexity)]
-    fn as_plan(
-        &mut self,
-        edits: &[Edit],
-        pod: Pod,
-    ) -> Option<(Vec<String>, Vec<String>, (Vec<String>, Vec<String>))> {
+    fn as_plan(&mut self, edits: &[Edit], pod: Pod) -> Option<Landing> {
         let request = plan::Request {
             edits: edits.to_vec(),
             drain: Default::default(),
