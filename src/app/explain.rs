@@ -368,12 +368,57 @@ impl Selection {
     }
 }
 
-/// `explain --all-pending -o json|yaml`: the release modelled, and a row per pending pod.
+/// `explain --all-pending -o json|yaml`: the release modelled, a row per pending pod, and the
+/// pods grouped by what holds them back.
 #[derive(Serialize)]
-struct PendingReport {
+struct PendingReport<'a> {
     #[serde(flatten)]
     release: ReleaseChoice,
-    pods: Vec<PendingRow>,
+    pods: &'a [PendingRow],
+    groups: Vec<PendingGroup<'a>>,
+}
+
+/// Pending pods held back alike: the same verdict and brief cause.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PendingGroup<'a> {
+    fits: Option<bool>,
+    reason: &'a str,
+    /// Their controllers (`ReplicaSet web-7f9c`), in the order of their first pod.
+    owners: Vec<&'a str>,
+    /// `namespace/name`, in name order.
+    pods: Vec<&'a str>,
+}
+
+/// The rows grouped by verdict and cause, the largest group first (within a size, the order of
+/// their first pod).
+fn pending_groups(rows: &[PendingRow]) -> Vec<PendingGroup<'_>> {
+    let mut groups: Vec<PendingGroup> = Vec::new();
+    for r in rows {
+        let group = match groups
+            .iter_mut()
+            .find(|g| (g.fits, g.reason) == (r.fits, r.reason.as_str()))
+        {
+            Some(g) => g,
+            None => {
+                groups.push(PendingGroup {
+                    fits: r.fits,
+                    reason: &r.reason,
+                    owners: Vec::new(),
+                    pods: Vec::new(),
+                });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        group.pods.push(&r.pod);
+        if let Some(o) = r.owner.as_deref()
+            && !group.owners.contains(&o)
+        {
+            group.owners.push(o);
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.pods.len()));
+    groups
 }
 
 /// One pending pod in brief.
@@ -381,6 +426,9 @@ struct PendingReport {
 #[serde(rename_all = "camelCase")]
 struct PendingRow {
     pod: String,
+    /// Its controller: `ReplicaSet web-7f9c`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
     /// `None` when no profile serves the pod's schedulerName (another scheduler's pod).
     fits: Option<bool>,
     selected: Vec<Str>,
@@ -469,6 +517,11 @@ struct Assessed {
 }
 
 /// Schedules a pending pod with the profile that serves it.
+/// A pod's controller as `Kind name`.
+fn owner(pod: &Pod) -> Option<String> {
+    pod.controller().map(|o| format!("{} {}", o.kind, o.name))
+}
+
 fn assess(fws: &[Framework], snapshot: &Snapshot, cluster: &Cluster, pod: &Pod) -> Assessed {
     let Some(fw) = fws
         .iter()
@@ -477,6 +530,7 @@ fn assess(fws: &[Framework], snapshot: &Snapshot, cluster: &Cluster, pod: &Pod) 
         return Assessed {
             row: PendingRow {
                 pod: pod.key(),
+                owner: owner(pod),
                 fits: None,
                 selected: Vec::new(),
                 nominated_node: None,
@@ -500,6 +554,7 @@ fn assess(fws: &[Framework], snapshot: &Snapshot, cluster: &Cluster, pod: &Pod) 
     Assessed {
         row: PendingRow {
             pod: pod.key(),
+            owner: owner(pod),
             fits: Some(e.fits()),
             selected: e.selected.clone(),
             nominated_node: nominated.map(|p| p.nominated_node.clone()),
@@ -549,7 +604,8 @@ fn all_pending_pods(
         Output::Json | Output::Yaml => print_structured(
             &PendingReport {
                 release,
-                pods: rows,
+                groups: pending_groups(&rows),
+                pods: &rows,
             },
             global.output,
         )?,
@@ -768,52 +824,84 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
     if rows.is_empty() {
         return "No pending pods.\n".into();
     }
-    let mut groups: Vec<(&str, Vec<&PendingRow>)> = Vec::new();
-    for r in rows {
-        match groups.iter_mut().find(|(cause, _)| *cause == r.reason) {
-            Some((_, members)) => members.push(r),
-            None => groups.push((&r.reason, vec![r])),
-        }
-    }
-    // Stable: within a size, causes keep the order of their first pod.
-    groups.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
-    let reason = if opts.wide {
-        Column::new("REASON", Fit::Wrap { min: 30 })
-    } else {
-        Column::new("REASON", Fit::Cut { min: 30 })
+    let groups = pending_groups(rows);
+    let fits = |f: Option<bool>| match f {
+        Some(true) => style.good("yes"),
+        Some(false) => style.bad("no"),
+        None => style.dim("-"),
     };
-    let mut table = Table::new(vec![
-        Column::new("POD", Fit::Keep),
-        Column::new("FITS", Fit::Keep),
-        reason,
-        Column::new("KUBE-SCHEDULER", Fit::Keep),
-    ]);
-    for r in groups.iter().flat_map(|(_, members)| members) {
-        let fits = match r.fits {
-            Some(true) => style.good("yes"),
-            Some(false) => style.bad("no"),
-            None => style.dim("-"),
-        };
-        let said = match &r.scheduler_event {
-            Some(ev) if ev.matches => style.good("same"),
-            Some(_) => style.warn("differs"),
-            None => style.dim("-"),
-        };
-        let reason = if opts.wide && !r.message.is_empty() {
-            r.message.clone()
-        } else {
-            r.reason.clone()
-        };
-        table.row(vec![r.pod.clone(), fits, reason, said]);
-    }
-    let mut out = table.render(opts.width, opts.wide);
-    let shared: Vec<_> = groups.iter().filter(|(_, m)| m.len() > 1).collect();
-    if !shared.is_empty() {
-        out.push('\n');
-        for (cause, members) in shared {
-            let _ = writeln!(out, "{} pods: {cause}", members.len());
+    let mut out = if opts.wide {
+        // Every pod with its whole message, pods held back alike together.
+        let mut table = Table::new(vec![
+            Column::new("POD", Fit::Keep),
+            Column::new("OWNER", Fit::Keep),
+            Column::new("FITS", Fit::Keep),
+            Column::new("MESSAGE", Fit::Wrap { min: 30 }),
+            Column::new("KUBE-SCHEDULER", Fit::Keep),
+        ]);
+        for g in &groups {
+            for r in rows.iter().filter(|r| g.pods.contains(&r.pod.as_str())) {
+                let said = match &r.scheduler_event {
+                    Some(ev) if ev.matches => style.good("same"),
+                    Some(_) => style.warn("differs"),
+                    None => style.dim("-"),
+                };
+                let message = if r.message.is_empty() {
+                    r.reason.clone()
+                } else {
+                    r.message.clone()
+                };
+                let owner = r.owner.clone().unwrap_or_default();
+                table.row(vec![r.pod.clone(), owner, fits(r.fits), message, said]);
+            }
         }
-    }
+        table.render(opts.width, opts.wide)
+    } else {
+        // A row per group: how many pods, their verdict and cause, and who they are.
+        let mut table = Table::new(vec![
+            Column::new("PODS", Fit::Keep).right(),
+            Column::new("FITS", Fit::Keep),
+            Column::new("REASON", Fit::Wrap { min: 24 }),
+            Column::new("OWNERS / PODS", Fit::Wrap { min: 24 }),
+            Column::new("KUBE-SCHEDULER", Fit::Keep),
+        ]);
+        for g in &groups {
+            let events = rows
+                .iter()
+                .filter(|r| g.pods.contains(&r.pod.as_str()))
+                .map(|r| r.scheduler_event.as_ref().map(|e| e.matches));
+            let (mut same, mut differs) = (0, 0);
+            for matches in events.flatten() {
+                if matches {
+                    same += 1;
+                } else {
+                    differs += 1;
+                }
+            }
+            let said = match (same, differs) {
+                (_, d) if d > 0 => style.warn(&format!("differs ({d})")),
+                (s, _) if s > 0 => style.good("same"),
+                _ => style.dim("-"),
+            };
+            let who = if g.owners.is_empty() || g.pods.len() == 1 {
+                explain::list_names(&g.pods)
+            } else {
+                format!(
+                    "{} ({})",
+                    explain::list_names(&g.owners),
+                    explain::list_names(&g.pods)
+                )
+            };
+            table.row(vec![
+                g.pods.len().to_string(),
+                fits(g.fits),
+                g.reason.to_string(),
+                who,
+                said,
+            ]);
+        }
+        table.render(opts.width, false)
+    };
     let fitting = rows.iter().filter(|r| r.fits == Some(true)).count();
     let stuck = rows.iter().filter(|r| r.fits == Some(false)).count();
     let _ = writeln!(
@@ -833,7 +921,7 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
         let _ = writeln!(
             out,
             "{}",
-            style.dim("-o wide gives each pod's whole message")
+            style.dim("-o wide lists each pod with its owner and whole message")
         );
     }
     out
