@@ -8,7 +8,7 @@ use super::profiles::{frameworks, load_options, profile_for, release};
 use super::render::{print_structured, print_text, table_options};
 use super::resource;
 use super::source::Source;
-use super::whatif::render;
+use super::whatif::{explanation, render};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};
 use crate::explain::{self, Explanation};
@@ -187,7 +187,7 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     let mut candidate = (*pod).clone();
     candidate.node_name = None;
     let result = fw.schedule(&snapshot, &candidate);
-    let explanation = explain::build(fw, &snapshot, &candidate, &result);
+    let explanation = explanation(global, &args.nodes, fw, &snapshot, &candidate, &result);
     let event = scheduler_event(&cluster, &pod, &explanation);
     match global.output {
         Output::Json | Output::Yaml => print_structured(

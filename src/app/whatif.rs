@@ -8,6 +8,8 @@ use super::workload::load_pod;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, NodesArgs, NodesShown, Output, WhatifArgs};
 use crate::explain;
+use crate::framework::runner::Framework;
+use crate::framework::schedule_one::CycleResult;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
@@ -88,7 +90,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let Some(replicas) = replicas else {
         let snapshot = Snapshot::new(cluster, None);
         let result = fw.schedule(&snapshot, &pod);
-        let explanation = explain::build(fw, &snapshot, &pod, &result);
+        let explanation = explanation(global, &args.nodes, fw, &snapshot, &pod, &result);
         render(global, &args.nodes, &explanation)?;
         return Ok(if explanation.fits() {
             EXIT_FITS
@@ -183,6 +185,28 @@ fn max_replicas(snapshot: &Snapshot) -> usize {
         .map(|n| n.allocatable().allowed_pods.max(0) as usize)
         .sum::<usize>()
         + 1
+}
+
+/// A pod's explanation with the inputs behind the scores it will show: every feasible node's in
+/// JSON and YAML, the `--node` one's in a table, none otherwise.
+pub fn explanation(
+    global: &GlobalArgs,
+    nodes: &NodesArgs,
+    fw: &Framework,
+    snapshot: &Snapshot,
+    pod: &Pod,
+    result: &CycleResult,
+) -> explain::Explanation {
+    let mut e = explain::build(fw, snapshot, pod, result);
+    let only = match global.output {
+        Output::Json | Output::Yaml => None,
+        Output::Table | Output::Wide => match nodes.node.as_deref() {
+            Some(name) => Some(name),
+            None => return e,
+        },
+    };
+    explain::add_score_inputs(&mut e, fw, snapshot, pod, result, only);
+    e
 }
 
 pub fn render(
