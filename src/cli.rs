@@ -132,6 +132,15 @@ pub struct SchedulerArgs {
     /// newest modelled)
     #[arg(long, value_name = "VERSION")]
     pub scheduler_version: Option<String>,
+    /// kube-scheduler's --feature-gates, read as it reads them (Name=true,Other=false; repeatable):
+    /// its errors for unknown, locked and missing gates; a gate whose effect kubectl-sched does not
+    /// model is an error
+    #[arg(long, value_name = "NAME=BOOL,...", action = ArgAction::Append)]
+    pub feature_gates: Vec<String>,
+    /// Also run everything under this other release (e.g. 1.36 when the cluster runs 1.35) and
+    /// show what differs and why; exit 0 when the decisions are the same, 1 when they differ
+    #[arg(long, value_name = "VERSION")]
+    pub compare_to: Option<String>,
     /// Call the scheduler extenders of --config (their filter, prioritize and preempt verbs,
     /// never bind), sending them the pod and the nodes; without it they are listed but not called,
     /// and kube-scheduler's answer may differ

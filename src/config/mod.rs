@@ -14,7 +14,7 @@ use crate::framework::extender;
 use crate::framework::profile::{self, ProfilePlugins};
 use crate::framework::runner::Framework;
 use crate::plugins::{self, PluginArgs, node_resources_fit};
-use crate::release::{Release, ReleaseChoice};
+use crate::release::ReleaseChoice;
 use args::{Args, DecodeError, InitError};
 use node::Node;
 use std::collections::BTreeMap;
@@ -94,9 +94,8 @@ struct Profile {
 
 fn from_text(text: &str, release: ReleaseChoice) -> Result<Loaded, Failure> {
     let doc = node::parse(text).map_err(Failure::Syntax)?;
-    let (cfg, profiles) =
-        decode_and_default(text, &doc, release.release).map_err(Failure::Rejected)?;
-    let features = release.release.features();
+    let (cfg, profiles) = decode_and_default(text, &doc, release).map_err(Failure::Rejected)?;
+    let features = release.features();
     let errs = validation::validate(&cfg, &profiles, &features);
     if !errs.is_empty() {
         return Err(Failure::Rejected(field::aggregate(&errs)));
@@ -109,7 +108,7 @@ fn from_text(text: &str, release: ReleaseChoice) -> Result<Loaded, Failure> {
 fn decode_and_default(
     text: &str,
     doc: &Node,
-    release: Release,
+    release: ReleaseChoice,
 ) -> Result<(v1::Configuration, Vec<Profile>), String> {
     let field = |key: &str| match doc {
         Node::Map(entries) => {
@@ -212,7 +211,7 @@ fn build(
     mut profiles: Vec<Profile>,
     release: ReleaseChoice,
 ) -> Result<Loaded, Failure> {
-    let features = release.release.features();
+    let features = release.features();
     let extenders = extender::scheduler_order(cfg.extenders.clone());
     if !cfg.extenders.is_empty() {
         // Resources managed by extenders and ignored by the scheduler replace NodeResourcesFit's

@@ -5,6 +5,7 @@ use super::*;
 use crate::plugins::helper::ShapePoint;
 use crate::plugins::node_resources_fit::Strategy;
 use crate::plugins::pod_topology_spread::DefaultingType;
+use crate::release::Release;
 
 const HEADER: &str =
     "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
@@ -43,7 +44,7 @@ fn scores(fw: &Framework) -> Vec<(&'static str, i64)> {
 fn plugin_args(body: &str) -> Vec<PluginArgs> {
     let text = format!("{HEADER}{body}");
     let doc = node::parse(&text).unwrap();
-    let (_, profiles) = decode_and_default(&text, &doc, Release::OLDEST).unwrap();
+    let (_, profiles) = decode_and_default(&text, &doc, Release::OLDEST.into()).unwrap();
     profiles
         .iter()
         .map(|p| {

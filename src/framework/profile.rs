@@ -6,7 +6,7 @@
 use super::plugin::{Plugin, Points};
 use super::runner::Framework;
 use crate::plugins::{self, PluginArgs};
-use crate::release::{Release, ReleaseChoice};
+use crate::release::ReleaseChoice;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -285,7 +285,7 @@ pub fn build(
     let mut fw = Framework {
         profile: scheduler_name.to_string(),
         release,
-        features: release.release.features(),
+        features: release.features(),
         plugins: Vec::new(),
         pre_enqueue: Vec::new(),
         pre_filter: Vec::new(),
@@ -333,7 +333,7 @@ pub fn build(
 }
 
 /// The release's default plugins as a profile's `plugins`.
-pub fn default_plugins(release: Release) -> ProfilePlugins {
+pub fn default_plugins(release: ReleaseChoice) -> ProfilePlugins {
     ProfilePlugins {
         multi_point: PluginSet {
             enabled: plugins::default_plugins(&release.features())
@@ -349,10 +349,10 @@ pub fn default_plugins(release: Release) -> ProfilePlugins {
 /// The release's default profile.
 pub fn default_framework(release: ReleaseChoice) -> Framework {
     let args = PluginArgs::default();
-    let features = release.release.features();
+    let features = release.features();
     build(
         DEFAULT_SCHEDULER_NAME,
-        &default_plugins(release.release),
+        &default_plugins(release),
         None,
         release,
         &mut |name| Ok(plugins::new_plugin(name, &args, &features)),
