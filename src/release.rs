@@ -280,8 +280,8 @@ impl ReleaseChoice {
         )
     }
 
-    /// What a user must see, not in dim text: the release is unverified, or was guessed with
-    /// conflicting or no evidence.
+    /// What a user must see, not in dim text: the release was guessed with conflicting or no
+    /// evidence, or is unverified and was not asked for by name.
     pub fn warning(&self) -> Option<String> {
         let mut said = Vec::new();
         if self.source == ReleaseSource::Newest {
@@ -296,7 +296,8 @@ impl ReleaseChoice {
                 self.release
             ));
         }
-        if !self.release.verified() {
+        // Asked for by name, the header's "unverified" says enough.
+        if !self.release.verified() && self.source != ReleaseSource::Flag {
             said.push(format!(
                 "{} is modelled from its changelog and source: no real scheduler of that release has checked it",
                 self.release

@@ -227,11 +227,16 @@ const RELEASES: [(&str, &str); 4] = [
     ("expected-v1.36.3.json", "v1.36.3"),
 ];
 
-fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Result<(), String> {
+/// What `whatif` printed on a case, its output as a string with the fake extender's URLs
+/// anonymised, and the fake (for the calls it received).
+type CaseRun = (std::process::Output, String, Option<FakeExtender>);
+
+/// Runs `whatif` on a case with `flags`, as JSON: with its configuration, and the fake extender
+/// it calls when it has extenders.
+fn whatif_case(dir: &Path, flags: &[&str]) -> Result<CaseRun, String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-sched"));
     cmd.arg("whatif")
-        .arg("--scheduler-version")
-        .arg(release)
+        .args(flags)
         .arg("--snapshot")
         .arg(dir.join("cluster.yaml"))
         .arg("-f")
@@ -250,22 +255,28 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
         }
         None => {}
     }
-    if serial {
-        cmd.arg("--serial");
-    }
     let out = cmd
         .output()
         .map_err(|e| format!("cannot run the binary: {e}"))?;
+    let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Some((fake, _)) = &fake {
+        stdout = fake.anonymise(&stdout);
+    }
+    Ok((out, stdout, fake.map(|(f, _)| f)))
+}
+
+fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Result<(), String> {
+    let serial = if serial { &["--serial"][..] } else { &[] };
+    let (out, stdout, fake) = whatif_case(
+        dir,
+        &[&["--scheduler-version", release][..], serial].concat(),
+    )?;
     if !matches!(out.status.code(), Some(0 | 1)) {
         return Err(format!(
             "exit {:?}: {}",
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).trim()
         ));
-    }
-    let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if let Some((fake, _)) = &fake {
-        stdout = fake.anonymise(&stdout);
     }
     let ours: Value =
         serde_json::from_str(&stdout).map_err(|e| format!("output is not JSON: {e}"))?;
@@ -280,7 +291,7 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
     normalise_reasons(&mut expected);
     let actual = reshape(&ours, &expected);
     let mut d = diff(&expected, &actual);
-    if let Some((fake, _)) = &fake
+    if let Some(fake) = &fake
         && let Err(e) = calls_match_fake(&ours, fake)
     {
         d.push(e);
@@ -395,39 +406,10 @@ fn compare_case(
         &recorded_answer(&read(file_a)),
         &recorded_answer(&read(file_b)),
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-sched"));
-    cmd.args([
-        "whatif",
-        "--scheduler-version",
-        release_a,
-        "--compare-to",
-        release_b,
-        "-o",
-        "json",
-    ])
-    .arg("--snapshot")
-    .arg(dir.join("cluster.yaml"))
-    .arg("-f")
-    .arg(dir.join("pod.yaml"));
-    let fake = fake_extender(dir);
-    match &fake {
-        Some((_, config)) => {
-            cmd.arg("--call-extenders")
-                .arg("--config")
-                .arg(config.path());
-        }
-        None if dir.join("config.yaml").exists() => {
-            cmd.arg("--config").arg(dir.join("config.yaml"));
-        }
-        None => {}
-    }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run the binary: {e}"))?;
-    let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if let Some((fake, _)) = &fake {
-        stdout = fake.anonymise(&stdout);
-    }
+    let (out, stdout, _fake) = whatif_case(
+        dir,
+        &["--scheduler-version", release_a, "--compare-to", release_b],
+    )?;
     let ours: Value = serde_json::from_str(&stdout).map_err(|e| {
         format!(
             "output is not JSON ({e}): {}",

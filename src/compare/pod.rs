@@ -207,7 +207,12 @@ fn plugins_differing(
             }
         }
     }
-    if differences.contains_key("preemption") {
+    // Preemption runs only for a pod that fits nowhere: its difference counts only where it
+    // ran under both.
+    if differences.contains_key("preemption")
+        && base.preemption.is_some()
+        && other.preemption.is_some()
+    {
         out.insert("DefaultPreemption");
     }
     out
@@ -235,4 +240,48 @@ fn static_name(name: &str, base: &Explanation, other: &Explanation) -> Option<&'
         .filter_map(|n| n.plugin)
         .chain(super::switches::SWITCHES.iter().map(|s| s.plugin))
         .find(|p| *p == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::Release;
+    use crate::testing::{cluster, explain_as, node, pod};
+    use serde_json::json;
+
+    fn under(release: &str, c: &std::sync::Arc<crate::model::cluster::Cluster>) -> Explanation {
+        let mut p = pod("ns/p", None, "3", 0, json!({}));
+        p["status"] = json!({"phase": "Pending"});
+        explain_as(Release::parse(release).unwrap(), c.clone(), p)
+    }
+
+    #[test]
+    fn a_reason_that_changes_text_changes_the_message_and_says_why() {
+        let mut tainted = node("a", "4", json!({}));
+        tainted["spec"]["taints"] =
+            json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]);
+        let c = cluster(vec![tainted, node("b", "2", json!({}))]);
+        let cmp = PodComparison::new(&under("v1.34.1", &c), &under("v1.34.2", &c));
+        assert!(!cmp.same);
+        assert_eq!(
+            cmp.differences["filter"]["a"]["other"]["reasons"],
+            json!(["node(s) had untolerated taint(s)"])
+        );
+        assert!(cmp.differences.contains_key("message"));
+        assert!(!cmp.differences.contains_key("feasible"));
+        let because: Vec<&str> = cmp.because.iter().map(|c| c.switch).collect();
+        assert_eq!(because, ["untolerated_taint_reason_without_taint"]);
+        assert!(cmp.unattributed.is_empty(), "{:?}", cmp.unattributed);
+    }
+
+    #[test]
+    fn scores_alone_are_not_a_decision() {
+        let c = cluster(vec![node("a", "8", json!({})), node("b", "16", json!({}))]);
+        let cmp = PodComparison::new(&under("1.35", &c), &under("1.36", &c));
+        assert!(cmp.same, "{:?}", cmp.differences);
+        assert!(cmp.differences.contains_key("scores"));
+        assert_eq!(cmp.because[0].plugin, "NodeResourcesBalancedAllocation");
+        let cmp = PodComparison::new(&under("1.36", &c), &under("1.36", &c));
+        assert!(cmp.identical() && cmp.because.is_empty());
+    }
 }

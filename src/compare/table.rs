@@ -12,6 +12,16 @@ use crate::term::{self, Column, Fit, Table, TableOptions};
 use serde_json::Value;
 use std::fmt::Write;
 
+/// A line of prose, wrapped with a hanging indent.
+fn say(out: &mut String, text: &str, opts: TableOptions) {
+    let _ = writeln!(out, "{}", term::prose(text, opts.width, 2));
+}
+
+/// A section's heading, after a blank line.
+fn heading(out: &mut String, text: &str, opts: TableOptions) {
+    let _ = writeln!(out, "\n{}", opts.style.bold(text));
+}
+
 /// The two releases in a line, under the header of the one modelled.
 fn releases(base: &ReleaseChoice, other: &ReleaseChoice, opts: TableOptions) -> String {
     format!(
@@ -130,7 +140,7 @@ fn why(
 ) {
     let lines = why_lines(because, unattributed, releases, opts);
     if !lines.is_empty() {
-        let _ = writeln!(out, "\n{}", opts.style.bold("Why:"));
+        heading(out, "Why:", opts);
         out.extend(lines);
     }
 }
@@ -156,11 +166,10 @@ fn pod_sections(c: &PodComparison, releases: (Release, Release), opts: TableOpti
         out.push_str(&decisions.render(opts.width, opts.wide));
     }
     if let Some(Value::Object(nodes)) = d.get("filter") {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            opts.style
-                .bold("Filters that differ (the first failing plugin):")
+        heading(
+            &mut out,
+            "Filters that differ (the first failing plugin):",
+            opts,
         );
         let mut t = two_columns("NODE", releases.0, releases.1);
         for (node, v) in nodes {
@@ -180,12 +189,7 @@ fn pod_sections(c: &PodComparison, releases: (Release, Release), opts: TableOpti
         out.push_str(&t.render(opts.width, opts.wide));
     }
     if let Some(Value::Object(nodes)) = d.get("scores") {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            opts.style
-                .bold("Scores that differ (normalised, weighted):")
-        );
+        heading(&mut out, "Scores that differ (normalised, weighted):", opts);
         let mut t = Table::new(vec![
             Column::new("NODE", Fit::Keep),
             Column::new("PLUGIN", Fit::Keep),
@@ -238,10 +242,10 @@ pub fn pod(
         .filter(|(k, _)| c.differences.contains_key(*k))
         .map(|(_, w)| *w)
         .collect();
+        let verb = if what.len() == 1 { "differs" } else { "differ" };
         style.warn(&format!(
-            "{} ({}): the {} differ",
+            "{} under both, but the {} {verb}",
             decision(a),
-            "both",
             what.join(", ")
         ))
     } else {
@@ -253,14 +257,10 @@ pub fn pod(
             rs.1
         ))
     };
-    let _ = writeln!(
-        out,
-        "{}",
-        term::prose(
-            &format!("{} {}: {verdict}", style.bold("Pod"), c.pod),
-            opts.width,
-            2
-        )
+    say(
+        &mut out,
+        &format!("{} {}: {verdict}", style.bold("Pod"), c.pod),
+        opts,
     );
     out.push_str(&pod_sections(c, rs, opts));
     out
@@ -282,41 +282,33 @@ pub fn placements(c: &PlacementComparison, opts: TableOptions) -> String {
     let mut out = releases(base, other, opts);
     let head = format!("{} {}", style.bold("Placing"), c.base.pod);
     if c.same {
-        let _ = writeln!(
-            out,
-            "{}",
-            term::prose(
-                &format!(
-                    "{head}: {}",
-                    style.good(&format!(
-                        "the same placements under both: {} replica(s) placed",
-                        c.base.placed
-                    ))
-                ),
-                opts.width,
-                2
-            )
+        say(
+            &mut out,
+            &format!(
+                "{head}: {}",
+                style.good(&format!(
+                    "the same placements under both: {} replica(s) placed",
+                    c.base.placed
+                ))
+            ),
+            opts,
         );
         return out;
     }
-    let _ = writeln!(
-        out,
-        "{}",
-        term::prose(
-            &format!(
-                "{head}: {}",
-                style.warn(&format!(
-                    "{} replica(s) placed differently; {} placed under {}, {} under {}",
-                    c.moves.len(),
-                    c.base.placed,
-                    rs.0,
-                    c.other.placed,
-                    rs.1
-                ))
-            ),
-            opts.width,
-            2
-        )
+    say(
+        &mut out,
+        &format!(
+            "{head}: {}",
+            style.warn(&format!(
+                "{} replica(s) placed differently; {} placed under {}, {} under {}",
+                c.moves.len(),
+                c.base.placed,
+                rs.0,
+                c.other.placed,
+                rs.1
+            ))
+        ),
+        opts,
     );
     out.push('\n');
     let mut t = two_columns("REPLICA", rs.0, rs.1);
@@ -337,13 +329,13 @@ pub fn placements(c: &PlacementComparison, opts: TableOptions) -> String {
     }
     out.push_str(&t.render(opts.width, opts.wide));
     if let (Some(first), Some(i)) = (&c.first_move, c.first_difference()) {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            style.bold(&format!(
-                "Replica {} on the cluster the {i} before it leave (the same under both):",
+        heading(
+            &mut out,
+            &format!(
+                "Replica {}, on the cluster as the {i} before it left it (the same under both):",
                 i + 1
-            ))
+            ),
+            opts,
         );
         out.push_str(&pod_sections(first, rs, opts));
     }
@@ -356,21 +348,17 @@ pub fn pending(c: &PendingComparison, opts: TableOptions) -> String {
     let rs = (c.base_release.release, c.other_release.release);
     let mut out = releases(&c.base_release, &c.other_release, opts);
     if c.same {
-        let _ = writeln!(
-            out,
-            "{}",
-            term::prose(
-                &format!(
-                    "{}: {}",
-                    c.scope,
-                    style.good(&format!(
-                        "the same decisions for all {} pending pod(s)",
-                        c.pods.len()
-                    ))
-                ),
-                opts.width,
-                2
-            )
+        say(
+            &mut out,
+            &format!(
+                "{}: {}",
+                c.scope,
+                style.good(&format!(
+                    "the same decisions for all {} pending pod(s)",
+                    c.pods.len()
+                ))
+            ),
+            opts,
         );
         return out;
     }
@@ -385,26 +373,19 @@ pub fn pending(c: &PendingComparison, opts: TableOptions) -> String {
     .filter(|(k, _)| c.count(*k) > 0)
     .map(|(k, what)| format!("{} {what}", c.count(*k)))
     .collect();
-    let _ = writeln!(
-        out,
-        "{}\n",
-        term::prose(
-            &format!(
-                "{}: {} of {} pending pod(s) decided differently: {}",
-                c.scope,
-                style.warn(&(c.pods.len() - c.count(Change::Same)).to_string()),
-                c.pods.len(),
-                counts.join(", ")
-            ),
-            opts.width,
-            2
-        )
+    say(
+        &mut out,
+        &format!(
+            "{}: {} of {} pending pod(s) decided differently: {}",
+            c.scope,
+            style.warn(&(c.pods.len() - c.count(Change::Same)).to_string()),
+            c.pods.len(),
+            counts.join(", ")
+        ),
+        opts,
     );
-    let mut t = Table::new(vec![
-        Column::new("POD", Fit::Keep),
-        Column::new(&rs.0.to_string(), Fit::Wrap { min: 16 }),
-        Column::new(&rs.1.to_string(), Fit::Wrap { min: 16 }),
-    ]);
+    out.push('\n');
+    let mut t = two_columns("POD", rs.0, rs.1);
     for p in c.pods.iter().filter(|p| p.change != Change::Same) {
         t.row(vec![
             p.comparison.pod.clone(),
@@ -421,7 +402,7 @@ pub fn pending(c: &PendingComparison, opts: TableOptions) -> String {
             continue;
         }
         if !said {
-            let _ = writeln!(out, "\n{}", style.bold("Why:"));
+            heading(&mut out, "Why:", opts);
             said = true;
         }
         let _ = writeln!(out, "{}:", cmp.pod);
@@ -461,50 +442,39 @@ pub fn plan(c: &PlanComparison, opts: TableOptions) -> String {
     let mut out = releases(base, other, opts);
     let verdict = |safe: bool| if safe { "safe" } else { "NOT SAFE" };
     if c.same {
-        let _ = writeln!(
-            out,
-            "{}",
-            term::prose(
-                &format!(
-                    "{} {}",
-                    style.bold("Change plan:"),
-                    style.good(&format!(
-                        "the same outcome under both ({}): {}",
-                        verdict(c.base.verdict.safe),
-                        c.base.verdict.summary
-                    ))
-                ),
-                opts.width,
-                2
-            )
-        );
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "{}\n",
-        term::prose(
+        say(
+            &mut out,
             &format!(
                 "{} {}",
                 style.bold("Change plan:"),
-                style.warn(&format!(
-                    "{} under {}, {} under {}; {} pod(s) fare differently",
+                style.good(&format!(
+                    "the same outcome under both ({}): {}",
                     verdict(c.base.verdict.safe),
-                    rs.0,
-                    verdict(c.other.verdict.safe),
-                    rs.1,
-                    c.pods.len()
+                    c.base.verdict.summary
                 ))
             ),
-            opts.width,
-            2
-        )
+            opts,
+        );
+        return out;
+    }
+    say(
+        &mut out,
+        &format!(
+            "{} {}",
+            style.bold("Change plan:"),
+            style.warn(&format!(
+                "{} under {}, {} under {}; {} pod(s) fare differently",
+                verdict(c.base.verdict.safe),
+                rs.0,
+                verdict(c.other.verdict.safe),
+                rs.1,
+                c.pods.len()
+            ))
+        ),
+        opts,
     );
-    let mut t = Table::new(vec![
-        Column::new("POD", Fit::Keep),
-        Column::new(&rs.0.to_string(), Fit::Wrap { min: 16 }),
-        Column::new(&rs.1.to_string(), Fit::Wrap { min: 16 }),
-    ]);
+    out.push('\n');
+    let mut t = two_columns("POD", rs.0, rs.1);
     for m in &c.pods {
         t.row(vec![
             m.pod.clone(),
@@ -514,26 +484,12 @@ pub fn plan(c: &PlanComparison, opts: TableOptions) -> String {
     }
     out.push_str(&t.render(opts.width, opts.wide));
     if !c.candidates.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            style.bold("The releases differ in (a plan's differences come from these):")
+        heading(
+            &mut out,
+            "The releases differ in (a plan's differences come from these):",
+            opts,
         );
-        for cause in &c.candidates {
-            let on = if cause.other { rs.1 } else { rs.0 };
-            let _ = writeln!(
-                out,
-                "  {}",
-                term::prose(
-                    &format!(
-                        "{}: {}: in {on} only ({})",
-                        cause.plugin, cause.what, cause.switch
-                    ),
-                    opts.width,
-                    4
-                )
-            );
-        }
+        out.extend(why_lines(&c.candidates, &[], rs, opts));
     }
     out
 }

@@ -549,6 +549,18 @@ enum DraFeature {
     ConsumableCapacity,
 }
 
+impl DraFeature {
+    const ALL: [DraFeature; 7] = [
+        DraFeature::AdminAccess,
+        DraFeature::PrioritizedList,
+        DraFeature::PartitionableDevices,
+        DraFeature::DeviceTaints,
+        DraFeature::DeviceBinding,
+        DraFeature::DeviceStatus,
+        DraFeature::ConsumableCapacity,
+    ];
+}
+
 fn allocator(gates: &Gates) -> Allocator {
     use DraFeature::*;
     let on = |n: &str| gates.is_on(n);
@@ -581,17 +593,8 @@ fn allocator(gates: &Gates) -> Allocator {
         PartitionableDevices,
         DeviceTaints,
     ];
-    let all = [
-        AdminAccess,
-        PrioritizedList,
-        PartitionableDevices,
-        DeviceTaints,
-        DeviceBinding,
-        DeviceStatus,
-        ConsumableCapacity,
-    ];
     let (stable, incubating): (&[DraFeature], &[DraFeature]) = if minor >= 36 {
-        (&classic, &all)
+        (&classic, &DraFeature::ALL)
     } else {
         (&[], &classic)
     };
@@ -678,44 +681,46 @@ mod tests {
 
     #[test]
     fn refuses_with_kube_schedulers_own_words() {
-        assert_eq!(
-            refusal("1.34", &["NodeDeclaredFeatures=true"]),
-            "unrecognized feature gate: NodeDeclaredFeatures"
-        );
-        assert_eq!(
-            refusal("1.36", &["Typo=true"]),
-            "unrecognized feature gate: Typo"
-        );
-        assert_eq!(
-            refusal("1.36", &["SidecarContainers=false"]),
-            "cannot set feature gate SidecarContainers to false, feature is locked to true"
-        );
-        assert_eq!(
-            refusal(
+        for (release, flag, said) in [
+            (
+                "1.34",
+                "NodeDeclaredFeatures=true",
+                "unrecognized feature gate: NodeDeclaredFeatures",
+            ),
+            ("1.36", "Typo=true", "unrecognized feature gate: Typo"),
+            (
                 "1.36",
-                &["SidecarContainers=false,SchedulerQueueingHints=false"]
+                "SidecarContainers=false",
+                "cannot set feature gate SidecarContainers to false, feature is locked to true",
             ),
-            "[cannot set feature gate SchedulerQueueingHints to false, feature is locked to true, cannot set feature gate SidecarContainers to false, feature is locked to true]"
-        );
-        assert_eq!(
-            refusal("1.36", &["StorageCapacityScoring"]),
-            "missing bool value for StorageCapacityScoring"
-        );
-        assert_eq!(
-            refusal("1.36", &["StorageCapacityScoring=yes"]),
-            "invalid value of StorageCapacityScoring=yes, err: strconv.ParseBool: parsing \"yes\": invalid syntax"
-        );
-        assert_eq!(
-            refusal("1.36", &["wardle:Foo=true"]),
-            "component not registered: wardle"
-        );
-        assert_eq!(
-            refusal(
+            (
+                "1.36",
+                "SidecarContainers=false,SchedulerQueueingHints=false",
+                "[cannot set feature gate SchedulerQueueingHints to false, feature is locked to true, cannot set feature gate SidecarContainers to false, feature is locked to true]",
+            ),
+            (
+                "1.36",
+                "StorageCapacityScoring",
+                "missing bool value for StorageCapacityScoring",
+            ),
+            (
+                "1.36",
+                "StorageCapacityScoring=yes",
+                "invalid value of StorageCapacityScoring=yes, err: strconv.ParseBool: parsing \"yes\": invalid syntax",
+            ),
+            (
+                "1.36",
+                "wardle:Foo=true",
+                "component not registered: wardle",
+            ),
+            (
                 "1.35",
-                &["DRADeviceBindingConditions=true,DRAResourceClaimDeviceStatus=false"]
+                "DRADeviceBindingConditions=true,DRAResourceClaimDeviceStatus=false",
+                "DRADeviceBindingConditions is enabled, but depends on features that are disabled: [DRAResourceClaimDeviceStatus]",
             ),
-            "DRADeviceBindingConditions is enabled, but depends on features that are disabled: [DRAResourceClaimDeviceStatus]"
-        );
+        ] {
+            assert_eq!(refusal(release, &[flag]), said, "{flag} on {release}");
+        }
         // In 1.36 default-on gates depend on NodeDeclaredFeatures: it cannot be turned off alone.
         assert!(refusal("1.36", &["NodeDeclaredFeatures=false"]).starts_with(
             "[ExtendWebSocketsToKubelet is enabled, but depends on features that are disabled: [NodeDeclaredFeatures], "
