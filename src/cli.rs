@@ -586,6 +586,9 @@ fn examples(command: &str) -> &'static str {
   {p} --drain a1 --snapshot fixtures/clusters/plan.yaml
   {p} --drain -l topology.kubernetes.io/zone=zone-b --force --delete-emptydir-data --snapshot fixtures/clusters/plan.yaml
 
+  # With the cluster's kube-scheduler --feature-gates
+  {p} -f fixtures/pods/restart-all.yaml --snapshot fixtures/clusters/upgrade.yaml --feature-gates NodeDeclaredFeatures=true
+
   # What changes for this pod when the scheduler goes from 1.35 to 1.36?
   {p} -f fixtures/conformance/fit-memory/pod.yaml --snapshot fixtures/conformance/fit-memory/cluster.yaml --scheduler-version 1.35 --compare-to 1.36
 
@@ -608,9 +611,8 @@ fn examples(command: &str) -> &'static str {
   # Would two more nodes like a2 schedule the pending pods?
   {p} --all-pending --clone-node a2=2 --snapshot fixtures/clusters/plan.yaml
 
-  # Which pending pods start or stop fitting, or go elsewhere, under 1.36? With a gate on?
-  {p} -A --snapshot fixtures/clusters/upgrade.yaml --compare-to 1.36
-  {p} ops/agent-k8r2p --snapshot fixtures/clusters/upgrade.yaml --feature-gates NodeDeclaredFeatures=true"
+  # Which pending pods start or stop fitting, or go elsewhere, under 1.36?
+  {p} -A --snapshot fixtures/clusters/upgrade.yaml --compare-to 1.36"
         }
         "lease" => {
             "  # Who leads each leader-election lease, is it fresh, when could someone else take over?

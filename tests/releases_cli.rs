@@ -125,17 +125,14 @@ fn feature_gates_are_refused_in_kube_schedulers_words() {
 #[test]
 fn gates_in_force_change_the_answer_and_are_shown() {
     let up = upgrade();
-    let explain = |gates: &[&str]| {
-        run(&[
-            &["explain", "ops/agent-k8r2p", "--snapshot", &up][..],
-            gates,
-        ]
-        .concat())
-    };
-    // 1.35 (the kubelets') has NodeDeclaredFeatures off: the agent fits.
-    let (code, out, _) = explain(&[]);
+    let trainer = fixture("fixtures/pods/restart-all.yaml");
+    let whatif =
+        |gates: &[&str]| run(&[&["whatif", "-f", &trainer, "--snapshot", &up][..], gates].concat());
+    // 1.35 (the kubelets') has NodeDeclaredFeatures off: the pod fits; on, no node declares
+    // what its restart rules need.
+    let (code, out, _) = whatif(&[]);
     assert_eq!(code, 0, "{out}");
-    let (code, out, err) = explain(&["--feature-gates", "NodeDeclaredFeatures=true"]);
+    let (code, out, err) = whatif(&["--feature-gates", "NodeDeclaredFeatures=true"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("feature gates: NodeDeclaredFeatures=true"),
@@ -143,8 +140,9 @@ fn gates_in_force_change_the_answer_and_are_shown() {
     );
     // JSON carries every gate of the release.
     let (_, v) = json(&[
-        "explain",
-        "ops/agent-k8r2p",
+        "whatif",
+        "-f",
+        &trainer,
         "--snapshot",
         &up,
         "--feature-gates",
@@ -167,7 +165,7 @@ fn gates_in_force_change_the_answer_and_are_shown() {
     assert_eq!(gates["SchedulerQueueingHints"], true);
     assert_eq!(gates["StorageCapacityScoring"], false);
     // A gate that cannot change one cycle is accepted with a note.
-    let (code, _, err) = explain(&["--feature-gates", "KubeletInUserNamespace=true"]);
+    let (code, _, err) = whatif(&["--feature-gates", "KubeletInUserNamespace=true"]);
     assert_eq!(code, 0);
     assert!(
         err.contains(

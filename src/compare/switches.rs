@@ -54,6 +54,7 @@ switches! {
     enable_volume_limit_scaling, Some("VolumeLimitScaling"), "NodeVolumeLimits", "a node must have the CSI driver a volume needs, where the driver asks";
     enable_node_declared_features, Some("NodeDeclaredFeatures"), "NodeDeclaredFeatures", "filters nodes on the features pods need, in the default profile";
     node_declared_features_registered, None, "NodeDeclaredFeatures", "the plugin exists";
+    node_declared_features_infers_user_namespaces, None, "NodeDeclaredFeatures", "host networking in a user namespace needs UserNamespacesHostNetworkSupport declared";
     untolerated_taint_reason_without_taint, None, "TaintToleration", "the reason no longer names the taint";
     dynamic_resources_scores, None, DRA, "scores nodes (weight 2)";
     balanced_allocation_scores_improvement, None, "NodeResourcesBalancedAllocation", "scores the change in balance the pod brings, not the balance with it";

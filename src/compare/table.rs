@@ -126,7 +126,7 @@ fn why_lines(
     }
     lines
         .iter()
-        .map(|l| format!("  {}\n", term::prose(l, opts.width, 4)))
+        .map(|l| format!("  {}\n", term::prose(l, opts.width.saturating_sub(2), 4)))
         .collect()
 }
 

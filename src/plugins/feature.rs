@@ -40,6 +40,9 @@ pub struct Features {
     // is refused).
     /// NodeDeclaredFeatures (1.35).
     pub node_declared_features_registered: bool,
+    /// Its feature registry infers that a pod with host networking in a user namespace needs
+    /// UserNamespacesHostNetworkSupport (1.36); 1.35's infers restart rules only.
+    pub node_declared_features_infers_user_namespaces: bool,
 
     // Code changes without a gate.
     /// TaintToleration's reason no longer names the taint: "node(s) had untolerated taint(s)"
@@ -103,6 +106,7 @@ impl Features {
             enable_volume_limit_scaling: since(37),
             enable_node_declared_features: since(36),
             node_declared_features_registered: since(35),
+            node_declared_features_infers_user_namespaces: since(36),
             untolerated_taint_reason_without_taint: release.at_least(34, 2),
             dynamic_resources_scores: since(35),
             balanced_allocation_scores_improvement: since(36),

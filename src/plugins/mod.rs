@@ -133,6 +133,7 @@ pub fn new_plugin(name: &str, args: &PluginArgs, features: &Features) -> Option<
         node_declared_features::NAME if features.node_declared_features_registered => {
             Arc::new(node_declared_features::NodeDeclaredFeatures {
                 enabled: features.enable_node_declared_features,
+                infers_user_namespaces: features.node_declared_features_infers_user_namespaces,
             })
         }
         _ => return None,
