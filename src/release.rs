@@ -195,6 +195,8 @@ pub enum ReleaseSource {
     Kubelets,
     /// Inferred from the wording of FailedScheduling events.
     Events,
+    /// `--compare-to`: the release compared with.
+    CompareTo,
     /// Nothing said which: the newest release modelled.
     Newest,
 }
@@ -308,12 +310,16 @@ impl ReleaseChoice {
 
     /// Another release with the same `--feature-gates`, as that release's kube-scheduler reads
     /// them; an error when it refuses them or their effect there is not modelled.
-    pub fn with_release(&self, release: Release) -> Result<ReleaseChoice, gates::GateError> {
+    pub fn with_release(
+        &self,
+        release: Release,
+        source: ReleaseSource,
+    ) -> Result<ReleaseChoice, gates::GateError> {
         let (gates, _) = self.gates.for_release(release)?;
         gates.modelled()?;
         Ok(ReleaseChoice {
             release,
-            source: ReleaseSource::Flag,
+            source,
             gates,
             evidence: Evidence::default(),
         })
@@ -357,6 +363,7 @@ impl ReleaseChoice {
         let inferred;
         let why = match self.source {
             ReleaseSource::Flag => "--scheduler-version",
+            ReleaseSource::CompareTo => "--compare-to",
             ReleaseSource::Server => "the API server's version",
             ReleaseSource::Snapshot => "recorded in the snapshot",
             ReleaseSource::Kubelets => {

@@ -17,7 +17,7 @@ use crate::framework::snapshot::Snapshot;
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
 use crate::plan::report::PlanReport;
-use crate::release::{Release, ReleaseChoice};
+use crate::release::{Release, ReleaseChoice, ReleaseSource};
 use anyhow::anyhow;
 use serde::Serialize;
 
@@ -38,12 +38,14 @@ pub fn other(
             base.release
         )));
     }
-    let choice = base.with_release(release).map_err(|e| {
-        Failure::bad_input(anyhow!(
-            "--compare-to {release} with --feature-gates {:?}: {e}",
-            args.feature_gates.join(",")
-        ))
-    })?;
+    let choice = base
+        .with_release(release, ReleaseSource::CompareTo)
+        .map_err(|e| {
+            Failure::bad_input(anyhow!(
+                "--compare-to {release} with --feature-gates {:?}: {e}",
+                args.feature_gates.join(",")
+            ))
+        })?;
     frameworks_of(global, args, choice)
         .map(Some)
         .map_err(|f| Failure {

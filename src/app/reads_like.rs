@@ -9,7 +9,7 @@ use crate::framework::runner::Framework;
 use crate::framework::snapshot::Snapshot;
 use crate::model::pod::Pod;
 use crate::release::evidence::distinct_releases;
-use crate::release::{Release, ReleaseChoice};
+use crate::release::{Release, ReleaseChoice, ReleaseSource};
 use std::cell::OnceCell;
 
 /// The other releases' profiles, each built when an event first needs it.
@@ -46,7 +46,10 @@ impl<'a> OtherReleases<'a> {
             .iter()
             .filter(|(release, fws)| {
                 let fws = fws.get_or_init(|| {
-                    let choice = self.chosen.with_release(*release).ok()?;
+                    let choice = self
+                        .chosen
+                        .with_release(*release, ReleaseSource::Flag)
+                        .ok()?;
                     frameworks_of(self.global, self.args, choice).ok()
                 });
                 let Some(fw) = fws

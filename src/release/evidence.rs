@@ -90,7 +90,7 @@ struct Tell {
     why: &'static str,
 }
 
-const TELLS: [Tell; 4] = [
+const TELLS: [Tell; 5] = [
     Tell {
         text: "node(s) had untolerated taint {",
         releases: Range {
@@ -114,6 +114,14 @@ const TELLS: [Tell; 4] = [
             until: None,
         },
         why: "NodeDeclaredFeatures filters",
+    },
+    Tell {
+        text: "invalid resource pools were encountered",
+        releases: Range {
+            from: Version::new(35, 0),
+            until: None,
+        },
+        why: "the DRA allocator rejects nodes with invalid pools",
     },
     Tell {
         text: "preemption: found a potential placement for pod on node ",

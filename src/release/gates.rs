@@ -226,7 +226,7 @@ impl Gates {
                 };
                 warnings.push(if release.minor >= 35 {
                     format!(
-                        "Warning: setting {stage} feature gate. It will be removed in a future release. featureGate={key:?} value={value}"
+                        "\"Warning: setting {stage} feature gate. It will be removed in a future release.\" featureGate={key:?} value={value}"
                     )
                 } else {
                     format!(
