@@ -4,6 +4,7 @@
 mod common;
 
 use assert_cmd::Command;
+use common::colours::without_our_colours;
 use common::{demo, root, sched};
 
 fn pod(name: &str) -> String {
@@ -270,6 +271,93 @@ fn replicas_are_placed_one_after_another() {
         nodes[0], nodes[1],
         "the second replica cannot reuse the first one's node"
     );
+}
+
+#[test]
+fn max_counts_what_fits_without_evicting_and_says_what_preemption_would_do_next() {
+    let (demo, checkout) = (demo(), pod("checkout-critical.yaml"));
+    let max = |release: &str, extra: &[&str]| {
+        let args = [
+            &[
+                "whatif",
+                "--snapshot",
+                &demo,
+                "-f",
+                &checkout,
+                "--max",
+                "--scheduler-version",
+                release,
+            ][..],
+            extra,
+        ]
+        .concat();
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    // 1.37's message says preemption found a placement; 1.34 to 1.36's say nothing of it. Either
+    // way the replica fits nowhere as the cluster stands, and preempting comes next.
+    for release in ["1.34", "1.35", "1.36", "1.37"] {
+        for colour in ["never", "always"] {
+            let out = max(release, &["--color", colour]);
+            let plain = without_our_colours(&out);
+            assert_eq!(plain != out, colour == "always", "{out}");
+            for line in [
+                "At most 0 more replica(s) fit without evicting anything\n",
+                "\nReplica 1 fits on no node without evicting pods: 0/6 nodes are available: ",
+                "\nNext: DefaultPreemption would evict 1 pod(s) on worker-b1 and nominate that node for replica 1\n",
+            ] {
+                assert!(plain.contains(line), "{release}: {line:?} not in:\n{plain}");
+            }
+            assert!(!plain.contains("fits nowhere"), "{release}:\n{plain}");
+            let said = if release == "1.37" {
+                "3 Insufficient cpu. preemption: found a potential placement for pod on node worker-b1, preempting 1 victims\n"
+            } else {
+                "3 Insufficient cpu.\n"
+            };
+            assert!(plain.contains(said), "{release}:\n{plain}");
+        }
+        // JSON keeps kube-scheduler's message exact and says what preemption would do.
+        let v: serde_json::Value = serde_json::from_str(&max(release, &["-o", "json"])).unwrap();
+        assert_eq!(v["placed"], 0);
+        assert_eq!(
+            v["preemption"],
+            serde_json::json!({"node": "worker-b1", "victims": 1})
+        );
+        let tail = if release == "1.37" {
+            " preemption: found a potential placement for pod on node worker-b1, preempting 1 victims"
+        } else {
+            ""
+        };
+        let stopped = v["stopped"].as_str().unwrap();
+        assert!(
+            stopped.starts_with("0/6 nodes are available: ")
+                && stopped.ends_with(&format!("3 Insufficient cpu.{tail}")),
+            "{release}: {stopped}"
+        );
+    }
+    insta::assert_snapshot!("whatif_max_preemption_next_1_37", max("1.37", &[]));
+    // A pod that may not preempt: no room is made, and it fits nowhere.
+    let never = pod("batch-never.yaml");
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo,
+        "-f",
+        &never,
+        "--max",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["preemption"], serde_json::Value::Null);
+    let (_, out, _) = run(&["whatif", "--snapshot", &demo, "-f", &never, "--max"]);
+    assert!(
+        out.contains("\nReplica 1 fits nowhere: 0/6 nodes are available:"),
+        "{out}"
+    );
+    assert!(!out.contains("Next:"), "{out}");
 }
 
 #[test]

@@ -54,6 +54,40 @@ pub struct Sequence {
     pub placements: Vec<Placement>,
     /// The FailedScheduling message of the first replica that fit nowhere.
     pub stopped: Option<String>,
+    /// What DefaultPreemption makes of that replica; `None` when it did not run.
+    pub preemption: Option<Preemption>,
+}
+
+/// What preemption would do next for a replica that fits nowhere as the cluster stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Preemption {
+    /// Evict `victims` pods on `node` and nominate the node for the replica.
+    Nominates { node: Str, victims: usize },
+    /// No room is made (the message says why).
+    NoRoom,
+}
+
+impl Sequence {
+    /// Stops at `pod`, which fits nowhere: its message and what preemption would do, from a full
+    /// cycle (with PostFilter).
+    fn stop(&mut self, fw: &Framework, snapshot: &Snapshot, pod: &Pod) {
+        let result = fw.decide(snapshot, pod);
+        if let Some(e) = result.error {
+            self.stopped = Some(e.message());
+            return;
+        }
+        self.preemption = result.post_filter.and_then(|out| out.preemption).map(|p| {
+            let victims = |node| p.candidates.iter().find(|c| c.node == node);
+            match p
+                .nominated_node
+                .and_then(|n| Some((n, victims(n)?.victims.len())))
+            {
+                Some((node, victims)) => Preemption::Nominates { node, victims },
+                None => Preemption::NoRoom,
+            }
+        });
+        self.stopped = Some(result.message);
+    }
 }
 
 /// The `i`-th replica (from 1) of `template`.
@@ -115,7 +149,7 @@ pub fn place_one_by_one(
         snapshot.generate_template_claims(&mut pod);
         let result = fw.decide(snapshot, &pod);
         let Some(&chosen) = result.selected.first() else {
-            out.stopped = Some(stopped_message(fw, snapshot, &pod));
+            out.stop(fw, snapshot, &pod);
             break;
         };
         let score = (!result.scoring_skipped)
@@ -150,15 +184,6 @@ pub fn place_one_by_one(
         snapshot.assume(Arc::new(pod), node);
     }
     out
-}
-
-/// The message of a replica that fits nowhere, from a full cycle (with PostFilter).
-fn stopped_message(fw: &Framework, snapshot: &Snapshot, pod: &Pod) -> String {
-    let result = fw.decide(snapshot, pod);
-    match result.error {
-        Some(e) => e.message(),
-        None => result.message,
-    }
 }
 
 struct Incremental<'a> {
@@ -255,7 +280,7 @@ impl<'a> Incremental<'a> {
                 })
                 .is_success()
         }) {
-            out.stopped = Some(stopped_message(fw, snapshot, &pod));
+            out.stop(fw, snapshot, &pod);
             return out;
         }
         let mut state = CycleState::default();
@@ -267,7 +292,7 @@ impl<'a> Incremental<'a> {
             &mut state,
         );
         if !pre.is_success() {
-            out.stopped = Some(stopped_message(fw, snapshot, &pod));
+            out.stop(fw, snapshot, &pod);
             return out;
         }
         let candidates: Vec<usize> = match &allowed {
@@ -337,7 +362,7 @@ impl<'a> Incremental<'a> {
                     .map(|&(n, _)| n),
             );
             if feasible.is_empty() || verdicts.iter().any(|(_, v)| v.is_err()) {
-                out.stopped = Some(stopped_message(fw, snapshot, &pod));
+                out.stop(fw, snapshot, &pod);
                 break;
             }
             let (chosen, score, tied) = if feasible.len() == 1 {
@@ -503,6 +528,7 @@ fn renumber_into(out: &mut Sequence, rest: Sequence, template: &Pod, done: usize
         out.placements.push(p);
     }
     out.stopped = rest.stopped;
+    out.preemption = rest.preemption;
 }
 
 #[cfg(test)]

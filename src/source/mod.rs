@@ -1,9 +1,11 @@
-//! Where a cluster's state comes from: files (`file`), the live API (`live`), and how a snapshot
-//! is written back (`write`). Sources only produce API objects; everything after is pure.
+//! Where a cluster's state comes from: files (`input` reads their bytes, `file` their objects),
+//! the live API (`live`), and how a snapshot is written back (`write`). Sources only produce API
+//! objects; everything after is pure.
 
 pub mod decode;
 pub mod events;
 pub mod file;
+pub mod input;
 pub mod live;
 pub mod write;
 
