@@ -77,7 +77,7 @@ fn header(e: &Explanation, opts: TableOptions) -> String {
     format!(
         "{}\n{}\n",
         prose(&pod, opts.width, 2),
-        style.dim(&prose(&e.scheduler.describe(), opts.width, 2))
+        e.scheduler.header(style, opts.width)
     )
 }
 
