@@ -933,22 +933,27 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
             Column::new("KUBE-SCHEDULER", Fit::Keep),
         ]);
         for g in &groups {
-            let events = rows
+            let events: Vec<&SchedulerEvent> = rows
                 .iter()
                 .filter(|r| g.pods.contains(&r.pod.as_str()))
-                .map(|r| r.scheduler_event.as_ref().map(|e| e.matches));
-            let (mut same, mut differs) = (0, 0);
-            for matches in events.flatten() {
-                if matches {
-                    same += 1;
-                } else {
-                    differs += 1;
-                }
-            }
-            let said = match (same, differs) {
-                (_, d) if d > 0 => style.warn(&format!("differs ({d})")),
-                (s, _) if s > 0 => style.good("same"),
-                _ => style.dim("-"),
+                .filter_map(|r| r.scheduler_event.as_ref())
+                .collect();
+            let differing: Vec<&SchedulerEvent> =
+                events.iter().copied().filter(|e| !e.matches).collect();
+            // Differing events that all read like one other release name it, as a pod's row does.
+            let reads_like = differing
+                .first()
+                .and_then(|e| e.reads_like.first())
+                .filter(|r| differing.iter().all(|e| e.reads_like.first() == Some(*r)));
+            let count = match differing.len() {
+                1 => String::new(),
+                n => format!(" ({n})"),
+            };
+            let said = match reads_like {
+                _ if differing.is_empty() && !events.is_empty() => style.good("same"),
+                _ if differing.is_empty() => style.dim("-"),
+                Some(r) => style.warn(&format!("reads like {r}{count}")),
+                None => style.warn(&format!("differs{count}")),
             };
             let who = if g.owners.is_empty() || g.pods.len() == 1 {
                 explain::list_names(&g.pods)
