@@ -14,6 +14,8 @@ const FLOORS: &[&[&str]] = &[
     &["preemption"],
     &["plugins"],
     &["explain", "plan", "lease"],
+    // Two releases' answers side by side: explanations and plans compared.
+    &["compare"],
 ];
 /// I/O edges: they may use the pure floors; no pure floor uses them.
 const EDGES: &[&str] = &["source", "extender"];
@@ -345,7 +347,7 @@ fn lower_floors_never_import_higher_ones() {
         }
         // Renderers: `<module>::table`, named from outside the app.
         if top != "app" {
-            for m in ["explain", "plan", "lease"] {
+            for m in ["explain", "plan", "lease", "compare"] {
                 let inside = top == m && path.get(1).is_none_or(|p| p != "table");
                 let names_it = code.contains(&format!("crate::{m}::table"))
                     || (inside && code.contains("table::"));

@@ -321,7 +321,11 @@ fn a_kind_that_is_not_a_string_is_said_so() {
 fn a_quoted_continuation_line_does_not_retype_an_object() {
     let pod = case("yaml-quoted-continuation-hides-object", "pod.yaml");
     for file in ["cluster.yaml", "document.yaml"] {
-        let r = whatif(&case("yaml-quoted-continuation-hides-object", file), &pod);
+        let r = whatif_with(
+            &case("yaml-quoted-continuation-hides-object", file),
+            &pod,
+            &["--scheduler-version", "1.37"],
+        );
         assert_eq!(r.code, 0, "{file}: {}{}", r.out, r.err);
         assert!(
             r.out.contains("on 1 node(s)") && r.err.is_empty(),
@@ -547,7 +551,11 @@ fn unknown_fields_in_a_dump_are_warned_about_once_per_field() {
             node("b")
         ),
     );
-    let r = whatif(&cluster, &case("max-runaway", "pod.yaml"));
+    let r = whatif_with(
+        &cluster,
+        &case("max-runaway", "pod.yaml"),
+        &["--scheduler-version", "1.37"],
+    );
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(
         r.err,

@@ -4,7 +4,9 @@
 //! `explain deploy/NAME` (and the other workloads): its pending pods, grouped by cause.
 //! `explain --all-pending`, `-A`, `-l`: every pending pod, or those selected, one line each.
 
+use super::compare;
 use super::profiles::{frameworks, load_options, profile_for, release};
+use super::reads_like::OtherReleases;
 use super::render::{print_structured, print_text, table_options};
 use super::resource;
 use super::source::Source;
@@ -20,7 +22,7 @@ use crate::model::labels::Selector;
 use crate::model::pod::Pod;
 use crate::model::selection::{self, FieldSelector};
 use crate::plan::PodFilter;
-use crate::release::ReleaseChoice;
+use crate::release::{Release, ReleaseChoice};
 use crate::source::events;
 use crate::source::live::{self, Plan};
 use crate::term::{self, Column, Fit, Style, Table, TableOptions};
@@ -41,6 +43,9 @@ pub struct SchedulerEvent {
     pub last_seen: Option<Timestamp>,
     /// The computed message, cut as kube-scheduler cuts event messages, is the same.
     pub matches: bool,
+    /// When it is not: the other releases whose message it is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reads_like: Vec<Release>,
 }
 
 /// Event notes are limited to 1024 bytes; kube-scheduler cuts longer messages and ends them
@@ -59,8 +64,14 @@ fn truncate_message(message: &str) -> String {
     format!("{}{SUFFIX}", &message[..end])
 }
 
-/// The comparison for a pending pod; `None` for a bound pod or when no event is known.
-fn scheduler_event(cluster: &Cluster, pod: &Pod, e: &Explanation) -> Option<SchedulerEvent> {
+/// The comparison for a pending pod; `None` for a bound pod or when no event is known. An event
+/// the computed message differs from is tried against the other releases.
+fn scheduler_event(
+    cluster: &Cluster,
+    pod: &Pod,
+    e: &Explanation,
+    (others, snapshot): (&OtherReleases, &Snapshot),
+) -> Option<SchedulerEvent> {
     if pod.node_name.is_some() {
         return None;
     }
@@ -69,8 +80,15 @@ fn scheduler_event(cluster: &Cluster, pod: &Pod, e: &Explanation) -> Option<Sche
     let uid = (uid != format!("{}/{}", pod.namespace, pod.name)).then_some(uid);
     let event = events::latest(&cluster.events, &pod.namespace, &pod.name, uid)?;
     let message = event.message.clone().unwrap_or_default();
+    let matches = truncate_message(&e.message) == message;
+    let reads_like = if matches {
+        Vec::new()
+    } else {
+        others.reading(snapshot, pod, &message, truncate_message)
+    };
     Some(SchedulerEvent {
-        matches: truncate_message(&e.message) == message,
+        matches,
+        reads_like,
         message,
         count: events::count(event),
         last_seen: events::last_seen(event),
@@ -118,6 +136,15 @@ fn event_lines(event: Option<&SchedulerEvent>, expected: bool, style: Style) -> 
             out,
             "  {}",
             style.good("= the same as the message computed here")
+        );
+    } else if !ev.reads_like.is_empty() {
+        let names: Vec<String> = ev.reads_like.iter().map(Release::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  {} the event reads like {}: pass --scheduler-version {}",
+            style.warn("≠ differs from the message computed here:"),
+            names.join(", "),
+            names[0]
         );
     } else {
         let _ = writeln!(
@@ -188,7 +215,11 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     candidate.node_name = None;
     let result = fw.schedule(&snapshot, &candidate);
     let explanation = explain::build(fw, &snapshot, &candidate, &result);
-    let event = scheduler_event(&cluster, &pod, &explanation);
+    if let Some(others) = compare::other(global, &args.scheduler, fw.release)? {
+        return compare::pod(global, &others, &snapshot, &candidate, &explanation);
+    }
+    let others = OtherReleases::new(global, &args.scheduler, fw.release);
+    let event = scheduler_event(&cluster, &pod, &explanation, (&others, &snapshot));
     match global.output {
         Output::Json | Output::Yaml => print_structured(
             &Explained {
@@ -469,7 +500,13 @@ struct Assessed {
 }
 
 /// Schedules a pending pod with the profile that serves it.
-fn assess(fws: &[Framework], snapshot: &Snapshot, cluster: &Cluster, pod: &Pod) -> Assessed {
+fn assess(
+    fws: &[Framework],
+    snapshot: &Snapshot,
+    cluster: &Cluster,
+    pod: &Pod,
+    others: &OtherReleases,
+) -> Assessed {
     let Some(fw) = fws
         .iter()
         .find(|f| f.profile == pod.scheduler_name.as_str())
@@ -505,7 +542,7 @@ fn assess(fws: &[Framework], snapshot: &Snapshot, cluster: &Cluster, pod: &Pod) 
             nominated_node: nominated.map(|p| p.nominated_node.clone()),
             victims: nominated.map(|p| p.victims.clone()).unwrap_or_default(),
             reason: brief(&e),
-            scheduler_event: scheduler_event(cluster, pod, &e),
+            scheduler_event: scheduler_event(cluster, pod, &e, (others, snapshot)),
             message: e.message.clone(),
         },
         explanation: Some(e),
@@ -527,6 +564,7 @@ fn all_pending_pods(
     )?;
     let selected = selection.resolve(global, args, source)?;
     let fws = profiles(global, args, source, &cluster)?;
+    let others = OtherReleases::new(global, &args.scheduler, fws[0].release);
     // Pending pods are on no node, so one snapshot serves them all.
     let snapshot = Snapshot::new(cluster.clone(), None);
     let mut pending: Vec<&Arc<Pod>> = cluster
@@ -537,10 +575,20 @@ fn all_pending_pods(
     pending.sort_by(|a, b| {
         (a.namespace.as_str(), a.name.as_str()).cmp(&(b.namespace.as_str(), b.name.as_str()))
     });
+    if let Some(other) = compare::other(global, &args.scheduler, fws[0].release)? {
+        let pods: Vec<&Pod> = pending.iter().map(|p| p.as_ref()).collect();
+        return compare::pending(
+            global,
+            (&fws, &other),
+            &snapshot,
+            &pods,
+            "Pending pods".into(),
+        );
+    }
 
     let rows: Vec<PendingRow> = pending
         .iter()
-        .map(|pod| assess(&fws, &snapshot, &cluster, pod).row)
+        .map(|pod| assess(&fws, &snapshot, &cluster, pod, &others).row)
         .collect();
     let unschedulable = rows.iter().any(|r| r.fits == Some(false));
 
@@ -555,7 +603,7 @@ fn all_pending_pods(
         )?,
         Output::Table | Output::Wide => {
             let opts = table_options(global);
-            let header = opts.style.dim(&release.describe());
+            let header = release.header(opts.style, opts.width);
             print_text(global, &format!("{header}\n{}", pending_table(&rows, opts)));
         }
     }
@@ -625,12 +673,28 @@ fn workload(
         return Err(not_found(source, &cluster, target));
     }
     let fws = profiles(global, args, source, &cluster)?;
+    let others = OtherReleases::new(global, &args.scheduler, fws[0].release);
     let snapshot = Snapshot::new(cluster.clone(), None);
+    if let Some(other) = compare::other(global, &args.scheduler, fws[0].release)? {
+        let pods: Vec<&Pod> = found
+            .pods
+            .iter()
+            .filter(|p| p.node_name.is_none())
+            .map(|p| p.as_ref())
+            .collect();
+        return compare::pending(
+            global,
+            (&fws, &other),
+            &snapshot,
+            &pods,
+            format!("{} {}/{}", target.kind.kind, target.namespace, target.name),
+        );
+    }
     let pending: Vec<(&Arc<Pod>, Assessed)> = found
         .pods
         .iter()
         .filter(|p| p.node_name.is_none())
-        .map(|p| (p, assess(&fws, &snapshot, &cluster, p)))
+        .map(|p| (p, assess(&fws, &snapshot, &cluster, p, &others)))
         .collect();
     let mut groups: Vec<Vec<&(&Arc<Pod>, Assessed)>> = Vec::new();
     for member in &pending {
@@ -719,7 +783,7 @@ fn workload_text(report: &WorkloadReport, events: bool, opts: TableOptions) -> S
         )
     );
     if report.groups.is_empty() {
-        let _ = writeln!(out, "{}", style.dim(&report.release.describe()));
+        let _ = writeln!(out, "{}", report.release.header(style, opts.width));
     }
     for g in &report.groups {
         out.push('\n');
@@ -792,7 +856,10 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
         };
         let said = match &r.scheduler_event {
             Some(ev) if ev.matches => style.good("same"),
-            Some(_) => style.warn("differs"),
+            Some(ev) => match ev.reads_like.first() {
+                Some(r) => style.warn(&format!("reads like {r}")),
+                None => style.warn("differs"),
+            },
             None => style.dim("-"),
         };
         let reason = if opts.wide && !r.message.is_empty() {

@@ -208,14 +208,14 @@ pub fn whatif(
     for (w, namespace) in &owners {
         w.register_owner(&mut cluster, *namespace);
     }
-    let request = plan::Request {
-        edits,
+    let request = || plan::Request {
+        edits: edits.clone(),
         drain: drain_options(&args.plan),
-        workloads,
+        workloads: workloads.clone(),
         pending: None,
         seed: args.plan.seed,
     };
-    report(global, &fws, cluster, request)
+    report(global, &fws, &args.scheduler, cluster, &request)
 }
 
 /// `explain --all-pending` with changes: the pending pods (of `-n`'s namespace when given, those
@@ -234,14 +234,19 @@ pub fn all_pending(
         release(&args.scheduler, source, &cluster)?,
     )?;
     let cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
-    let request = plan::Request {
-        edits,
+    // The selection is asked once per run (twice with --compare-to).
+    let selected = std::rc::Rc::new(selected);
+    let request = || plan::Request {
+        edits: edits.clone(),
         drain: drain_options(&args.plan),
         workloads: Vec::new(),
-        pending: Some(selected),
+        pending: Some(Box::new({
+            let selected = selected.clone();
+            move |p: &crate::model::pod::Pod| selected(p)
+        })),
         seed: args.plan.seed,
     };
-    report(global, &fws, cluster, request)
+    report(global, &fws, &args.scheduler, cluster, &request)
 }
 
 fn drain_options(args: &PlanArgs) -> plan::drain::Options {
@@ -251,15 +256,26 @@ fn drain_options(args: &PlanArgs) -> plan::drain::Options {
     }
 }
 
-/// Runs the plan and prints its report; exit 1 unless it is safe.
+/// Runs the plan and prints its report; exit 1 unless it is safe. With `--compare-to`, runs it
+/// under both releases and prints what differs.
 fn report(
     global: &GlobalArgs,
     fws: &[Framework],
+    args: &cli::SchedulerArgs,
     cluster: Cluster,
-    request: plan::Request,
+    request: &dyn Fn() -> plan::Request,
 ) -> Outcome {
-    let seed = request.seed;
-    let plan = plan::run(fws, cluster, request).map_err(Failure::bad_input)?;
+    let seed = request().seed;
+    if let Some(others) = super::compare::other(global, args, fws[0].release)? {
+        let base = plan::run(fws, cluster.clone(), request()).map_err(Failure::bad_input)?;
+        let other = plan::run(&others, cluster, request()).map_err(Failure::bad_input)?;
+        return super::compare::plan(
+            global,
+            &plan::report::build(fws[0].release, seed, &base),
+            &plan::report::build(others[0].release, seed, &other),
+        );
+    }
+    let plan = plan::run(fws, cluster, request()).map_err(Failure::bad_input)?;
     let report = plan::report::build(fws[0].release, seed, &plan);
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,

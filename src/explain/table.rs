@@ -53,7 +53,7 @@ fn why(n: &NodeExplanation) -> String {
     out
 }
 
-fn header(e: &Explanation, style: Style) -> String {
+fn header(e: &Explanation, style: Style, width: u16) -> String {
     format!(
         "{} {} (priority {}, profile {}) on {} node(s)\n{}\n",
         style.bold("Pod"),
@@ -61,13 +61,13 @@ fn header(e: &Explanation, style: Style) -> String {
         e.priority,
         e.profile,
         e.num_nodes,
-        style.dim(&e.scheduler.describe())
+        e.scheduler.header(style, width)
     )
 }
 
 pub fn render(e: &Explanation, opts: TableOptions) -> String {
     let style = opts.style;
-    let mut out = header(e, style);
+    let mut out = header(e, style, opts.width);
     if e.prefilter.plugin == "SchedulingGates" {
         let _ = writeln!(
             out,
