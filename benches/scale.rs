@@ -9,12 +9,12 @@
 //! least 100 pods are to be rescheduled, timed from the loaded cluster to the finished plan.
 
 use kubectl_sched::explain;
-use kubectl_sched::framework::profile::default_framework;
 use kubectl_sched::framework::snapshot::Snapshot;
 use kubectl_sched::model::cluster::Cluster;
 use kubectl_sched::model::intern::Str;
 use kubectl_sched::model::pod::Pod;
 use kubectl_sched::plan;
+use kubectl_sched::plugins::registry::default_framework;
 use kubectl_sched::release::Release;
 use kubectl_sched::source::file;
 use std::path::{Path, PathBuf};
@@ -173,6 +173,7 @@ fn drain_time(cluster: &Arc<Cluster>, nodes: &[Str]) -> DrainTime {
                 drain: plan::drain::Options {
                     force: true,
                     delete_emptydir_data: true,
+                    timeout: None,
                 },
                 workloads: Vec::new(),
                 pending: None,

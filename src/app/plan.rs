@@ -14,7 +14,7 @@ use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::node::{LABEL_HOSTNAME, Node};
 use crate::plan::{self, daemonset, edit::Edit};
-use crate::source::file;
+use crate::source::{file, live};
 use anyhow::anyhow;
 use serde_json::Value;
 use std::sync::Arc;
@@ -139,6 +139,7 @@ pub fn whatif(
             "--replicas sets how many pods of -f to place: pass -f FILE"
         )));
     }
+    let drain = drain_options(&args.plan)?;
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default())?;
     let fws = frameworks(
@@ -191,7 +192,7 @@ pub fn whatif(
     }
     let request = plan::Request {
         edits,
-        drain: drain_options(&args.plan),
+        drain,
         workloads,
         pending: None,
         seed: args.plan.seed,
@@ -207,6 +208,7 @@ pub fn all_pending(
     source: &Source,
     edits: Vec<Edit>,
 ) -> Outcome {
+    let drain = drain_options(&args.plan)?;
     let cluster = source.load(&Default::default())?;
     let fws = frameworks(
         global,
@@ -216,7 +218,7 @@ pub fn all_pending(
     let cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
     let request = plan::Request {
         edits,
-        drain: drain_options(&args.plan),
+        drain,
         workloads: Vec::new(),
         pending: Some(global.namespace.as_deref().map(Str::new)),
         seed: args.plan.seed,
@@ -224,11 +226,20 @@ pub fn all_pending(
     report(global, &fws, cluster, request)
 }
 
-fn drain_options(args: &PlanArgs) -> plan::drain::Options {
-    plan::drain::Options {
+fn drain_options(args: &PlanArgs) -> Result<plan::drain::Options, Failure> {
+    let timeout = match &args.drain_timeout {
+        Some(value) => live::parse_duration(value).map_err(|_| {
+            Failure::bad_input(anyhow!(
+                "invalid --drain-timeout {value:?}: use a duration such as 90s, 5m or 1h (0 retries for ever)"
+            ))
+        })?,
+        None => None,
+    };
+    Ok(plan::drain::Options {
         force: args.force,
         delete_emptydir_data: args.delete_emptydir_data,
-    }
+        timeout,
+    })
 }
 
 /// Runs the plan and prints its report; exit 1 unless it is safe.
