@@ -146,12 +146,14 @@ pub fn fate(pod: &Pod, why: Leaving) -> Fate {
 }
 
 /// The pod a controller creates in place of `pod`: the same spec, no node, a new UID, and no
-/// status (so no resize or readiness carried over). Controllers other than StatefulSet name it
-/// afresh (and give it a new creation time); the old name is kept so the report can say which
-/// pod it replaces.
+/// status (so no resize or readiness carried over). It is created during the plan: its creation
+/// time is not the old pod's but unknown, and its place in the queue is the moment it arrives
+/// there (`state::TrackState::Ready`). Controllers other than StatefulSet name it afresh; the
+/// old name is kept so the report can say which pod it replaces.
 pub fn replacement(pod: &Pod) -> Pod {
     let mut p = pod.clone();
     p.uid = Str::new(format!("kubectl-sched-plan/{}", pod.uid));
+    p.creation_timestamp = None;
     p.node_name = None;
     p.nominated_node_name = None;
     p.phase = Phase::Pending;

@@ -737,7 +737,7 @@ fn daemon_set_and_mirror_pods_stay_and_bare_pods_need_force() {
 }
 
 #[test]
-fn the_queue_takes_higher_priority_first_then_the_older_pod() {
+fn the_queue_takes_higher_priority_first_then_the_first_to_arrive_not_the_older_pod() {
     let at = |mut p: Value, t: &str| {
         p["metadata"]["creationTimestamp"] = json!(t);
         p
@@ -746,11 +746,11 @@ fn the_queue_takes_higher_priority_first_then_the_older_pod() {
         node("n1", "8", json!({})),
         node("n2", "2", json!({})),
         at(
-            replica("ns/young", "n1", "2", 10, json!({}), "a"),
+            replica("ns/a-young", "n1", "2", 10, json!({}), "a"),
             "2026-01-03T00:00:00Z",
         ),
         at(
-            replica("ns/old", "n1", "2", 10, json!({}), "b"),
+            replica("ns/b-old", "n1", "2", 10, json!({}), "b"),
             "2026-01-01T00:00:00Z",
         ),
         at(
@@ -770,10 +770,13 @@ fn the_queue_takes_higher_priority_first_then_the_older_pod() {
         },
     );
     // Room for one on n2: `high` takes it; the others may not preempt equal or higher priority,
-    // and `low` can preempt nobody.
+    // and `low` can preempt nobody. Between equal priorities the replacement that arrived first
+    // goes first: kubectl evicts a-young before b-old (by name), and the replacements are new
+    // pods, so the old pods' creation times play no part.
     let order: Vec<String> = p.pods.iter().map(|r| r.pod.key()).collect();
-    assert_eq!(order, ["ns/high", "ns/old", "ns/young", "ns/low"]);
+    assert_eq!(order, ["ns/high", "ns/a-young", "ns/b-old", "ns/low"]);
     assert_eq!(outcomes(&p)[0].1, "n2");
+    assert!(p.pods.iter().all(|r| r.pod.creation_timestamp.is_none()));
 }
 
 #[test]
