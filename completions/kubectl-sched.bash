@@ -183,7 +183,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__explain)
-            opts="-A -n -o -v -h -V --all-namespaces --all-pending --config --scheduler-version --call-extenders --serial --cordon --uncordon --delete-node --taint --untaint --label --add-node --clone-node --delete-pod --drain --force --delete-emptydir-data --seed --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
+            opts="-A -n -o -v -h -V --all-namespaces --all-pending --config --scheduler-version --call-extenders --serial --cordon --uncordon --delete-node --taint --untaint --label --add-node --clone-node --delete-pod --drain --force --delete-emptydir-data --drain-timeout --seed --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -234,6 +234,10 @@ _kubectl__sched() {
                     return 0
                     ;;
                 --drain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drain-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -539,7 +543,7 @@ _kubectl__sched() {
             return 0
             ;;
         kubectl__subcmd__sched__subcmd__whatif)
-            opts="-f -n -o -v -h -V --filename --replicas --max --limit --config --scheduler-version --call-extenders --serial --cordon --uncordon --delete-node --taint --untaint --label --add-node --clone-node --delete-pod --drain --force --delete-emptydir-data --seed --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
+            opts="-f -n -o -v -h -V --filename --replicas --max --limit --config --scheduler-version --call-extenders --serial --cordon --uncordon --delete-node --taint --untaint --label --add-node --clone-node --delete-pod --drain --force --delete-emptydir-data --drain-timeout --seed --snapshot --kubeconfig --context --cluster --user --namespace --request-timeout --consistent-read --output --color --max-input-size --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -606,6 +610,10 @@ _kubectl__sched() {
                     return 0
                     ;;
                 --drain)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --drain-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -64,6 +64,7 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l a
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l clone-node -d 'Add COUNT nodes like NODE (capacity, labels, taints, DaemonSet and static pods), named NODE-clone-1…' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l delete-pod -d 'Delete a pod: its controller recreates it' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l drain -d 'Drain a node as kubectl drain --ignore-daemonsets would, after every other change: is it safe?' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l drain-timeout -d 'With --drain: give up on a node whose evictions a PodDisruptionBudget keeps refusing after this long, report it and go on with the next node (kubectl drain --timeout; 0, the default, retries for ever)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l seed -d 'Break ties between equally good nodes at random, seeded, as kube-scheduler does (default: the first by name)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand whatif" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
@@ -101,6 +102,7 @@ complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l 
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l clone-node -d 'Add COUNT nodes like NODE (capacity, labels, taints, DaemonSet and static pods), named NODE-clone-1…' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l delete-pod -d 'Delete a pod: its controller recreates it' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l drain -d 'Drain a node as kubectl drain --ignore-daemonsets would, after every other change: is it safe?' -r
+complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l drain-timeout -d 'With --drain: give up on a node whose evictions a PodDisruptionBudget keeps refusing after this long, report it and go on with the next node (kubectl drain --timeout; 0, the default, retries for ever)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l seed -d 'Break ties between equally good nodes at random, seeded, as kube-scheduler does (default: the first by name)' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l snapshot -d 'Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz accepted) instead of the API server' -r
 complete -c kubectl-sched -n "__fish_kubectl_sched_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F

@@ -1022,7 +1022,7 @@ fn a_drain_timeout_lets_kubectl_go_on_with_the_next_node() {
     // back and a1 keeps a pod. Without a timeout kubectl never gets to b1; with one it does.
     let (_, r) = plan(&["whatif", "--cordon", "a2", "--drain", "a1", "--drain", "b1"]);
     assert_eq!(r["drains"][1]["waitingOn"], "a1");
-    let (code, r) = plan(&[
+    let with_timeout = [
         "whatif",
         "--cordon",
         "a2",
@@ -1032,7 +1032,8 @@ fn a_drain_timeout_lets_kubectl_go_on_with_the_next_node() {
         "b1",
         "--drain-timeout",
         "5m",
-    ]);
+    ];
+    let (code, r) = plan(&with_timeout);
     assert_eq!(code, 1);
     let (a1, b1) = (&r["drains"][0], &r["drains"][1]);
     assert_eq!(a1["timedOut"], true, "{a1:#}");
@@ -1048,18 +1049,7 @@ fn a_drain_timeout_lets_kubectl_go_on_with_the_next_node() {
         summary.contains("kubectl drain gives up on a1 at --drain-timeout and goes on"),
         "{summary}"
     );
-    let table = sched(&[
-        "whatif",
-        "--cordon",
-        "a2",
-        "--drain",
-        "a1",
-        "--drain",
-        "b1",
-        "--drain-timeout",
-        "5m",
-    ])
-    .stdout;
+    let table = sched(&with_timeout).stdout;
     assert!(
         table
             .replace("\n    ", " ")
