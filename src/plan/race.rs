@@ -324,6 +324,11 @@ pub fn explore(st: &mut State, opts: Options) -> Explored {
     let budget = MAX_CYCLES
         .min(NODE_CYCLES / st.snapshot.num_nodes().max(1))
         .max(MIN_CYCLES);
+    explore_within(st, opts, budget)
+}
+
+/// `explore`, stopping after `budget` scheduling cycles once the most likely order has ended.
+fn explore_within(st: &mut State, opts: Options, budget: usize) -> Explored {
     let mut s = Search {
         opts,
         budget,
@@ -498,6 +503,13 @@ impl Search {
             }
             if self.cycles >= self.budget || self.states >= MAX_STATES {
                 self.exhausted = true;
+                // The most likely order (the first pass) always runs to its end; any other
+                // order stops here, unrecorded, or every branch left open would still run to
+                // its end and the budget would bound nothing.
+                if self.ending.is_some() {
+                    self.pruned = true;
+                    break;
+                }
                 left = 0;
             }
             let key = st.key();
@@ -881,5 +893,79 @@ impl Explored {
             out.push(format!("and {more} more"));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::snapshot::Snapshot;
+    use crate::plugins::registry::default_framework;
+    use crate::release::Release;
+    use crate::testing::{cluster, node, pod};
+    use serde_json::json;
+
+    /// `count` ready pods of their own ReplicaSets on `n1`, each wanting the room of one of the
+    /// `slots` one-cpu nodes: every order of their replacements ends differently.
+    fn racing(count: usize, slots: usize) -> Vec<serde_json::Value> {
+        let mut n1 = node("n1", "64", json!({}));
+        n1["spec"] = json!({"unschedulable": true});
+        let mut items = vec![n1];
+        for s in 0..slots {
+            items.push(node(&format!("s{s}"), "1", json!({})));
+        }
+        for i in 0..count {
+            let mut p = pod(
+                &format!("ns/p{i}"),
+                Some("n1"),
+                "1",
+                0,
+                json!({"app": format!("p{i}")}),
+            );
+            p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "name": format!("p{i}"), "uid": format!("p{i}"), "controller": true}]);
+            p["status"]["conditions"] = json!([{"type": "Ready", "status": "True"}]);
+            items.push(p);
+        }
+        items
+    }
+
+    fn search(items: Vec<serde_json::Value>, budget: usize) -> Explored {
+        let fws = vec![default_framework(Release::OLDEST.into())];
+        let snapshot = Snapshot::new(cluster(items), None);
+        let budgets = super::super::queue::budgets(&snapshot.cluster);
+        let mut st = State::new(&fws, snapshot, budgets);
+        st.drain_nodes = vec![Str::new("n1")];
+        explore_within(&mut st, Options::default(), budget)
+    }
+
+    #[test]
+    fn the_search_stops_at_its_budget_once_the_most_likely_order_has_ended() {
+        // Unbounded, three pods racing for two slots end in many ways.
+        let full = search(racing(3, 2), MAX_CYCLES);
+        assert!(!full.capped && full.end_states > 1, "{}", full.end_states);
+        // The most likely order alone costs what a budget of one cycle runs: it always ends.
+        let likely = search(racing(3, 2), 1);
+        assert!(likely.capped);
+        assert_eq!(likely.end_states, 1);
+        // A budget between the two stops there: no branch left open runs on after it.
+        let budget = likely.cycles + 4;
+        let some = search(racing(3, 2), budget);
+        assert!(some.capped, "{} of {}", some.cycles, full.cycles);
+        assert!(
+            some.cycles <= budget + 1,
+            "{} cycles for a budget of {budget}",
+            some.cycles
+        );
+        assert!(some.end_states < full.end_states);
+        // What the bounded search says of the most likely order is what the full one says.
+        let node_of = |e: &Explored| {
+            e.ending
+                .tracks
+                .iter()
+                .map(|t| (t.key, t.state.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(node_of(&some), node_of(&full));
     }
 }
