@@ -22,6 +22,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The binaries' allocator, so load times are theirs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
@@ -93,11 +97,12 @@ fn load(path: &Path) -> Arc<Cluster> {
     Arc::new(file::load(path.to_str().unwrap()).expect("load"))
 }
 
-fn pod(yaml: &str) -> Pod {
+/// A pod read into the cluster's strings, as `whatif -f` reads it.
+fn pod(yaml: &str, cluster: &Cluster) -> Pod {
     let v: serde_json::Value = serde_saphyr::from_str(yaml).unwrap();
     let mut p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(v).unwrap();
     kubectl_sched::model::defaults::pod(&mut p, "default");
-    Pod::from_k8s(&p).unwrap()
+    Pod::from_k8s(&p, &cluster.parse()).unwrap()
 }
 
 const PLAIN: &str = "metadata: {name: plain, namespace: payments-0}\nspec:\n  containers:\n  - name: c\n    image: registry.example.com/team/app-3:v1\n    resources: {requests: {cpu: 200m, memory: 256Mi}}\n";
@@ -251,15 +256,23 @@ fn main() {
         let pods = cluster.pods.len();
         let snapshot = Snapshot::new(cluster, None);
         if gpus > 0 {
-            let one = time_first_and_rest(&snapshot, &pod(&claim_pod("bench-gpu")), runs);
-            let a100 = time_first_and_rest(&snapshot, &pod(&claim_pod("bench-a100")), runs);
+            let one = time_first_and_rest(
+                &snapshot,
+                &pod(&claim_pod("bench-gpu"), &snapshot.cluster),
+                runs,
+            );
+            let a100 = time_first_and_rest(
+                &snapshot,
+                &pod(&claim_pod("bench-a100"), &snapshot.cluster),
+                runs,
+            );
             dra_rows.push((n, one, a100));
         }
-        let plain = time_explain(&snapshot, &pod(PLAIN), runs);
-        let spread = time_explain(&snapshot, &pod(SPREAD), runs);
+        let plain = time_explain(&snapshot, &pod(PLAIN, &snapshot.cluster), runs);
+        let spread = time_explain(&snapshot, &pod(SPREAD, &snapshot.cluster), runs);
         let cluster = snapshot.cluster.clone();
-        let (plain_rate, _) = placement_rate(&cluster, &pod(PLAIN), replicas);
-        let (spread_rate, placed) = placement_rate(&cluster, &pod(SPREAD), replicas);
+        let (plain_rate, _) = placement_rate(&cluster, &pod(PLAIN, &cluster), replicas);
+        let (spread_rate, placed) = placement_rate(&cluster, &pod(SPREAD, &cluster), replicas);
         println!(
             "{n:>6} {pods:>8} {:>8.0}ms {:>8.2}ms {:>10.2}ms {:>12.1}ns {:>15.0} {:>9.0} ({placed:>4}) {:>7.0}MB",
             median(load_times).as_secs_f64() * 1e3,

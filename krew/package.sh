@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Packages kubectl-sched for krew: builds the binaries, archives them for this machine's
-# platform under dist/, and writes dist/krew/sched-{whatif,explain,lease}.yaml from
+# Packages kubectl-sched for krew: builds the binaries (the plugins and their
+# kubectl_complete-* completers), archives them for this machine's platform under dist/, and
+# writes dist/krew/sched-{whatif,explain,lease}.yaml from
 # krew/plugin.yaml.in with one platform entry per archive in dist/ (so archives built on other
 # machines, copied into dist/, are listed too).
 #
@@ -26,7 +27,8 @@ case "$(uname -m)" in
   *) echo "package.sh: unsupported architecture $(uname -m)" >&2; exit 2 ;;
 esac
 target_dir="target/$([ "$profile" = dev ] && echo debug || echo "$profile")"
-bins=(kubectl-sched kubectl-sched_whatif kubectl-sched_explain kubectl-sched_lease)
+bins=(kubectl-sched kubectl-sched_whatif kubectl-sched_explain kubectl-sched_lease
+  kubectl_complete-sched_whatif kubectl_complete-sched_explain kubectl_complete-sched_lease)
 
 cargo build --locked --profile "$profile" --bins
 
@@ -60,6 +62,8 @@ write_manifest() { # name bin short description
     files:
     - from: $bin
       to: .
+    - from: kubectl_complete-${bin#kubectl-}
+      to: .
     - from: README.md
       to: .
 "
@@ -67,6 +71,7 @@ write_manifest() { # name bin short description
   local out="dist/krew/$name.yaml" template
   template="$(cat krew/plugin.yaml.in)"
   template="${template//@NAME@/$name}"
+  template="${template//@BIN@/${bin#kubectl-}}"
   template="${template//@VERSION@/$version}"
   template="${template//@HOMEPAGE@/${KREW_HOMEPAGE:-$base_url}}"
   template="${template//@SHORT@/$short}"

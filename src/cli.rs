@@ -3,9 +3,20 @@
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-pub const EXIT_CODES: &str = "Exit codes: 0 the pod fits (or the command succeeded), 1 the pod fits no node \
-(with changes: a pod stays pending, is lost or cannot be evicted), 2 bad input (files, flags, configuration), \
-3 cluster or API error.";
+pub const EXIT_CODES: &str = "Exit codes:
+  0  the pod fits (or the command succeeded)
+  1  the pod fits no node; with changes, the plan is not safe: a pod stays
+     pending, is lost or cannot be evicted
+  2  bad input (files, flags, configuration, feature gates)
+  3  cluster or API error
+  With --compare-to: 0 when the decisions are the same under both releases
+  (scores may differ), 1 when they differ";
+
+/// The lease command's exit codes: it answers no yes-or-no question.
+const LEASE_EXIT_CODES: &str = "Exit codes:
+  0  success
+  2  bad input (files, flags)
+  3  cluster or API error";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -13,7 +24,8 @@ pub const EXIT_CODES: &str = "Exit codes: 0 the pod fits (or the command succeed
     version,
     about = "Explain kube-scheduler decisions (v1.34 to v1.37): why a pod fits, how it scores, what it would evict",
     after_help = EXIT_CODES,
-    propagate_version = true
+    propagate_version = true,
+    override_usage = "kubectl-sched COMMAND [flags]"
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -48,10 +60,10 @@ const OUTPUT: &str = "Output";
 pub struct GlobalArgs {
     /// Read the cluster from a file, a directory of files, or - for stdin (YAML or JSON, .gz
     /// accepted) instead of the API server
-    #[arg(help_heading = CLUSTER, long, global = true, value_name = "PATH")]
+    #[arg(help_heading = CLUSTER, long, global = true, value_name = "PATH", value_hint = clap::ValueHint::AnyPath)]
     pub snapshot: Option<String>,
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
-    #[arg(help_heading = CLUSTER, long, global = true, value_name = "FILE")]
+    #[arg(help_heading = CLUSTER, long, global = true, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context to use
     #[arg(help_heading = CLUSTER, long, global = true)]
@@ -115,13 +127,22 @@ pub enum ColorChoice {
 #[derive(Args, Debug, Clone)]
 pub struct SchedulerArgs {
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1); default: the v1 defaults
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub config: Option<PathBuf>,
     /// The kube-scheduler release to model: 1.34, 1.35, 1.36, 1.37 or a patch release such as
     /// v1.36.2 (default: the API server's version, or the one the snapshot recorded, else the
     /// newest modelled)
     #[arg(long, value_name = "VERSION")]
     pub scheduler_version: Option<String>,
+    /// kube-scheduler's --feature-gates, read as it reads them (Name=true,Other=false; repeatable):
+    /// its errors for unknown, locked and missing gates; a gate whose effect kubectl-sched does not
+    /// model is an error
+    #[arg(long, value_name = "NAME=BOOL,...", action = ArgAction::Append)]
+    pub feature_gates: Vec<String>,
+    /// Also run everything under this other release (e.g. 1.36 when the cluster runs 1.35) and
+    /// show what differs and why; exit 0 when the decisions are the same, 1 when they differ
+    #[arg(long, value_name = "VERSION")]
+    pub compare_to: Option<String>,
     /// Call the scheduler extenders of --config (their filter, prioritize and preempt verbs,
     /// never bind), sending them the pod and the nodes; without it they are listed but not called,
     /// and kube-scheduler's answer may differ
@@ -137,7 +158,7 @@ pub struct WhatifArgs {
     /// The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController, Job,
     /// CronJob or DaemonSet whose pods to place; several documents are placed in order (YAML or
     /// JSON; - for stdin). Optional with a change such as --drain
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    #[arg(short = 'f', long = "filename", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub file: Option<String>,
     /// Place this many replicas one after another (default: a workload's own replica count)
     #[arg(long, value_name = "N", conflicts_with = "max")]
@@ -157,8 +178,9 @@ pub struct WhatifArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
-    /// The pod: NAME, pod/NAME, pods/NAME or NAMESPACE/NAME
-    #[arg(value_name = "POD")]
+    /// The pod: NAME, pod/NAME or NAMESPACE/NAME; or a workload, whose pending pods are
+    /// explained: deploy/NAME, sts/NAME, rs/NAME, ds/NAME, rc/NAME, job/NAME, cj/NAME
+    #[arg(value_name = "POD|TYPE/NAME")]
     pub pod: Option<String>,
     /// Explain every pending pod in every namespace, one line each
     #[arg(short = 'A', long, conflicts_with = "pod")]
@@ -166,6 +188,14 @@ pub struct ExplainArgs {
     /// Explain every pending pod (in -n's namespace if given, else in all), one line each
     #[arg(long, conflicts_with = "pod")]
     pub all_pending: bool,
+    /// Only the pending pods with these labels (kubectl's syntax: app=web, tier!=cache,
+    /// 'env in (prod,staging)', gpu, '!spot'); implies --all-pending
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// Only the pending pods whose fields match (metadata.name, metadata.namespace,
+    /// spec.nodeName, spec.schedulerName, status.phase, …; =, ==, !=); implies --all-pending
+    #[arg(long, value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
     /// With --all-pending: the pending pods are scheduled one after another on the changed
@@ -185,10 +215,10 @@ pub struct PlanArgs {
     pub edits: Edits,
     /// With --drain: delete pods that declare no controller (kubectl drain --force); nothing
     /// recreates them
-    #[arg(long, requires = "drain")]
+    #[arg(long, requires = DRAINS)]
     pub force: bool,
     /// With --drain: evict pods with emptyDir volumes (their data is lost)
-    #[arg(long, requires = "drain")]
+    #[arg(long, requires = DRAINS)]
     pub delete_emptydir_data: bool,
     /// With --drain: give up on a node whose evictions a PodDisruptionBudget keeps refusing after
     /// this long, report it and go on with the next node (kubectl drain --timeout; 0, the
@@ -221,6 +251,13 @@ pub enum Edit {
     CloneNode(String),
     DeletePod(String),
     Drain(String),
+    /// `--cordon`, `--uncordon`, `--drain` or `--taint` (the flag's name) with `-l SELECTOR`:
+    /// every node the selector selects; `--taint`'s KEY[=VALUE]:EFFECT.
+    Selected {
+        flag: &'static str,
+        selector: String,
+        taint: Option<String>,
+    },
 }
 
 /// A change flag: its id (and long name), value names, help, and how its values make an edit.
@@ -229,72 +266,186 @@ struct EditFlag {
     values: &'static [&'static str],
     help: &'static str,
     make: fn(&[String]) -> Edit,
+    /// Which values the shell completes: file names for `--add-node`, else none by itself.
+    hint: clap::ValueHint,
+    /// The `-l` form of a flag (`--drain -l pool=blue`): its own hidden flag once parsed, see
+    /// `node_selector_args`.
+    hidden: bool,
 }
 
 /// The change flags, in one table so the flags, their parsing and the completions cannot drift
 /// apart.
-const EDIT_FLAGS: [EditFlag; 10] = [
+const EDIT_FLAGS: [EditFlag; 14] = [
     EditFlag {
         id: "cordon",
-        values: &["NODE"],
-        help: "Cordon a node (spec.unschedulable and its NoSchedule taint)",
+        values: &["NODE|-l SELECTOR"],
+        help: "Cordon a node, or every node -l selects (spec.unschedulable and its NoSchedule taint)",
         make: |v| Edit::Cordon(v[0].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
     },
     EditFlag {
         id: "uncordon",
-        values: &["NODE"],
-        help: "Uncordon a node",
+        values: &["NODE|-l SELECTOR"],
+        help: "Uncordon a node, or every node -l selects",
         make: |v| Edit::Uncordon(v[0].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
     },
     EditFlag {
         id: "delete-node",
         values: &["NODE"],
         help: "Delete a node: controllers recreate its pods elsewhere (no PodDisruptionBudget is asked), bare pods are lost",
         make: |v| Edit::DeleteNode(v[0].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
     },
     EditFlag {
         id: "taint",
-        values: &["NODE=KEY[=VALUE]:EFFECT"],
-        help: "Taint a node (kubectl taint syntax); a NoExecute taint evicts the pods that do not tolerate it",
+        values: &["NODE=KEY[=VALUE]:EFFECT|-l SELECTOR KEY[=VALUE]:EFFECT"],
+        help: "Taint a node, or every node -l selects (kubectl taint syntax); a NoExecute taint evicts the pods that do not tolerate it",
         make: |v| Edit::Taint(v[0].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
     },
     EditFlag {
         id: "untaint",
         values: &["NODE=KEY[:EFFECT]"],
         help: "Remove a taint (every effect of the key without :EFFECT)",
         make: |v| Edit::Untaint(v[0].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
     },
     EditFlag {
         id: "label",
         values: &["NODE", "KEY=VALUE"],
         help: "Label a node (KEY- removes the label)",
         make: |v| Edit::Label(v[0].clone(), v[1].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
     },
     EditFlag {
         id: "add-node",
         values: &["FILE"],
         help: "Add the Node of a manifest, with the pods of the cluster's DaemonSets that would run there",
         make: |v| Edit::AddNode(v[0].clone()),
+        hint: clap::ValueHint::FilePath,
+        hidden: false,
     },
     EditFlag {
         id: "clone-node",
         values: &["NODE=COUNT"],
         help: "Add COUNT nodes like NODE (capacity, labels, taints, DaemonSet and static pods), named NODE-clone-1…",
         make: |v| Edit::CloneNode(v[0].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
     },
     EditFlag {
         id: "delete-pod",
         values: &["NAMESPACE/NAME"],
         help: "Delete a pod: its controller recreates it",
         make: |v| Edit::DeletePod(v[0].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
     },
     EditFlag {
         id: "drain",
-        values: &["NODE"],
-        help: "Drain a node as kubectl drain --ignore-daemonsets would, after every other change: is it safe?",
+        values: &["NODE|-l SELECTOR"],
+        help: "Drain a node, or every node -l selects in name order, as kubectl drain --ignore-daemonsets would, after every other change: is it safe?",
         make: |v| Edit::Drain(v[0].clone()),
+        hint: clap::ValueHint::Other,
+        hidden: false,
+    },
+    EditFlag {
+        id: "cordon-selector",
+        values: &["SELECTOR"],
+        help: "--cordon -l SELECTOR",
+        make: |v| Edit::Selected {
+            flag: "cordon",
+            selector: v[0].clone(),
+            taint: None,
+        },
+        hint: clap::ValueHint::Other,
+        hidden: true,
+    },
+    EditFlag {
+        id: "uncordon-selector",
+        values: &["SELECTOR"],
+        help: "--uncordon -l SELECTOR",
+        make: |v| Edit::Selected {
+            flag: "uncordon",
+            selector: v[0].clone(),
+            taint: None,
+        },
+        hint: clap::ValueHint::Other,
+        hidden: true,
+    },
+    EditFlag {
+        id: "drain-selector",
+        values: &["SELECTOR"],
+        help: "--drain -l SELECTOR",
+        make: |v| Edit::Selected {
+            flag: "drain",
+            selector: v[0].clone(),
+            taint: None,
+        },
+        hint: clap::ValueHint::Other,
+        hidden: true,
+    },
+    EditFlag {
+        id: "taint-selector",
+        values: &["SELECTOR", "KEY[=VALUE]:EFFECT"],
+        help: "--taint -l SELECTOR KEY[=VALUE]:EFFECT",
+        make: |v| Edit::Selected {
+            flag: "taint",
+            selector: v[0].clone(),
+            taint: Some(v[1].clone()),
+        },
+        hint: clap::ValueHint::Other,
+        hidden: true,
     },
 ];
+
+/// The change flags that take `-l SELECTOR` in place of a node, as kubectl's drain, cordon,
+/// uncordon and taint do.
+pub const NODE_SELECTOR_FLAGS: [&str; 4] = ["cordon", "uncordon", "drain", "taint"];
+
+/// kubectl's `--drain -l SELECTOR` (also `-lSELECTOR`, `-l=SELECTOR`, `--selector[=]SELECTOR`,
+/// and for `--cordon`, `--uncordon`, `--taint`): clap cannot take a flag as a flag's value, so
+/// each such pair becomes its hidden flag (`--drain-selector SELECTOR`) before parsing.
+pub fn node_selector_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter().peekable();
+    while let Some(arg) = it.next() {
+        let flag = arg
+            .to_str()
+            .and_then(|a| a.strip_prefix("--"))
+            .filter(|f| NODE_SELECTOR_FLAGS.contains(f))
+            .map(str::to_string);
+        let selector = flag.as_ref().and_then(|_| {
+            let next = it.peek()?.to_str()?;
+            match next {
+                "-l" | "--selector" => Some(None),
+                _ => next
+                    .strip_prefix("--selector=")
+                    .or_else(|| next.strip_prefix("-l="))
+                    .or_else(|| next.strip_prefix("-l"))
+                    .map(|s| Some(s.to_string())),
+            }
+        });
+        match (flag, selector) {
+            (Some(flag), Some(inline)) => {
+                it.next();
+                out.push(format!("--{flag}-selector").into());
+                if let Some(value) = inline {
+                    out.push(value.into());
+                }
+            }
+            _ => out.push(arg),
+        }
+    }
+    out
+}
 
 /// Every change flag given, in command-line order (clap keeps each flag's values apart; their
 /// indices put them back in order).
@@ -327,8 +478,16 @@ impl FromArgMatches for Edits {
     }
 }
 
+/// `--drain NODE` and `--drain -l SELECTOR`, for the flags that only go with a drain.
+const DRAINS: &str = "drains";
+
 impl Args for Edits {
     fn augment_args(cmd: clap::Command) -> clap::Command {
+        let cmd = cmd.group(
+            clap::ArgGroup::new(DRAINS)
+                .args(["drain", "drain-selector"])
+                .multiple(true),
+        );
         EDIT_FLAGS.iter().fold(cmd, |cmd, flag| {
             cmd.arg(
                 Arg::new(flag.id)
@@ -336,7 +495,9 @@ impl Args for Edits {
                     .value_names(flag.values)
                     .num_args(flag.values.len())
                     .action(ArgAction::Append)
-                    .help(flag.help),
+                    .help(flag.help)
+                    .value_hint(flag.hint)
+                    .hide(flag.hidden),
             )
         })
     }
@@ -378,9 +539,227 @@ pub struct LeaseArgs {
 #[derive(Args, Debug, Clone)]
 pub struct SnapshotArgs {
     /// Where to write: .json or .yaml by extension, .gz to compress
-    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    #[arg(short = 'f', long = "file", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub file: String,
     /// Keep env values, large annotations and managedFields
     #[arg(long)]
     pub no_redact: bool,
+}
+
+/// How a command is typed, per binary: `kubectl sched-whatif` for the kubectl plugin
+/// `kubectl-sched_whatif`, `kubectl-sched whatif` for the multi-command binary.
+pub fn program(plugin: Option<&str>, command: &str) -> String {
+    match plugin {
+        Some(p) => format!("kubectl sched-{p}"),
+        None => format!("kubectl-sched {command}"),
+    }
+}
+
+/// Each command's usage lines, after its program.
+fn usage(command: &str) -> &'static [&'static str] {
+    match command {
+        "whatif" => &[
+            "-f FILE [flags]",
+            "--drain NODE|-l SELECTOR [-f FILE] [flags]",
+        ],
+        "explain" => &[
+            "POD|TYPE/NAME [flags]",
+            "-A|--all-pending|-l SELECTOR [flags]",
+        ],
+        "lease" => &["[LEASE] [flags]", "--nodes [NODE] [flags]"],
+        "snapshot" => &["-f FILE [flags]"],
+        _ => &["SHELL"],
+    }
+}
+
+/// Examples, kubectl style: a comment, then the command line. `{p}` is the program; the
+/// fixtures are in a checkout of kubectl-sched (the tests run every example that names one).
+fn examples(command: &str) -> &'static str {
+    match command {
+        "whatif" => {
+            "  # Where would this pod go on the cluster kubectl points at, and what would it evict?
+  {p} -f pod.yaml
+
+  # The same on a saved cluster state (a snapshot, or kubectl get -o yaml of its objects)
+  {p} -f fixtures/pods/checkout-critical.yaml --snapshot fixtures/clusters/demo.yaml
+
+  # Where would 20 replicas of a Deployment go? How many more pods of this shape fit?
+  {p} -f fixtures/pods/web.yaml --replicas 20 --snapshot fixtures/clusters/demo.yaml
+  {p} -f fixtures/pods/web.yaml --max --snapshot fixtures/clusters/demo.yaml
+
+  # Is it safe to drain a node? Every node of a zone, in name order?
+  {p} --drain a1 --snapshot fixtures/clusters/plan.yaml
+  {p} --drain -l topology.kubernetes.io/zone=zone-b --force --delete-emptydir-data --snapshot fixtures/clusters/plan.yaml
+
+  # With the cluster's kube-scheduler --feature-gates
+  {p} -f fixtures/pods/restart-all.yaml --snapshot fixtures/clusters/upgrade.yaml --feature-gates NodeDeclaredFeatures=true
+
+  # What changes for this pod when the scheduler goes from 1.35 to 1.36?
+  {p} -f fixtures/conformance/fit-memory/pod.yaml --snapshot fixtures/conformance/fit-memory/cluster.yaml --scheduler-version 1.35 --compare-to 1.36
+
+  # A running pod, exported and placed again as new (it replaces itself)
+  kubectl get pod web-7f9c-k2x8p -n shop -o yaml | {p} -f -"
+        }
+        "explain" => {
+            "  # Why is this pod pending (or why did it land where it did)?
+  {p} search-indexer-7c9d5 -n shop
+  {p} pod/search-indexer-7c9d5 -n shop --snapshot fixtures/clusters/demo.yaml
+
+  # A workload's pending pods, grouped by what holds them back (deploy, sts, rs, ds, rc, job, cj)
+  {p} deploy/web -n shop --snapshot fixtures/clusters/workloads.yaml
+
+  # Every pending pod, in every namespace; only those a selector selects
+  {p} -A --snapshot fixtures/clusters/workloads.yaml
+  {p} -l app=web,pod-template-hash!=7b9c2 --snapshot fixtures/clusters/workloads.yaml
+  {p} --field-selector metadata.namespace=batch --snapshot fixtures/clusters/workloads.yaml
+
+  # Would two more nodes like a2 schedule the pending pods?
+  {p} --all-pending --clone-node a2=2 --snapshot fixtures/clusters/plan.yaml
+
+  # Which pending pods start or stop fitting, or go elsewhere, under 1.36?
+  {p} -A --snapshot fixtures/clusters/upgrade.yaml --compare-to 1.36"
+        }
+        "lease" => {
+            "  # Who leads each leader-election lease, is it fresh, when could someone else take over?
+  {p} --snapshot fixtures/clusters/leases.yaml
+
+  # One lease in detail, with client-go's rules spelled out
+  {p} lease/kube-scheduler -n kube-system --snapshot fixtures/clusters/leases.yaml
+
+  # Kubelets that stopped renewing their heartbeat, stalest first
+  {p} --nodes --snapshot fixtures/clusters/leases.yaml
+
+  # An incident timeline, until Ctrl-C
+  {p} --watch"
+        }
+        "snapshot" => {
+            "  # Save what the scheduler reads, for offline analysis (redacted, compressed)
+  {p} -f incident.json.gz
+
+  # Then, anywhere
+  kubectl sched-explain -A --snapshot incident.json.gz"
+        }
+        _ => {
+            "  # bash (in ~/.bashrc); zsh, fish and PowerShell likewise
+  source <({p} bash)"
+        }
+    }
+}
+
+/// The command-line definition as a binary presents it: usage lines as the user types them
+/// (`kubectl sched-whatif [flags]` for the plugin binary, `kubectl-sched whatif` for the
+/// multi-command one), each command's examples and exit codes.
+pub fn command(plugin: Option<&str>) -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    // Leases live in a few system namespaces: the lease command looks in all of them unless
+    // told one, where the other commands default to the context's. Its own copy of the global
+    // flag says so (clap does not propagate a global flag where one of the same id exists).
+    let lease_namespace = cmd
+        .get_arguments()
+        .find(|a| a.get_id() == "namespace")
+        .cloned()
+        .map(|a| a.help("Only this namespace's leases (default: every namespace)"));
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        let p = program(plugin, &name);
+        let lines: Vec<String> = usage(&name).iter().map(|u| format!("{p} {u}")).collect();
+        let exit_codes = if name == "lease" {
+            LEASE_EXIT_CODES
+        } else {
+            EXIT_CODES
+        };
+        // In the template's own text, not after_help, so that clap does not wrap the example
+        // lines to the terminal: a wrapped command line cannot be copied.
+        let template = format!(
+            "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\nExamples:\n{}\n\n{exit_codes}\n",
+            examples(&name).replace("{p}", &p)
+        );
+        let namespace = lease_namespace.clone().filter(|_| name == "lease");
+        cmd = cmd.mut_subcommand(&name, |s| {
+            let s = s
+                .override_usage(lines.join("\n       "))
+                .help_template(template);
+            match namespace {
+                Some(arg) => s.arg(arg),
+                None => s,
+            }
+        });
+    }
+    cmd
+}
+
+/// kubectl flags people type by habit, and what to say instead of clap's "unexpected argument":
+/// which command takes it, or what to do instead. `command` is the command given.
+pub fn kubectl_flag_tip(command: &str, arg: &str, plugin: Option<&str>) -> Option<String> {
+    let flag = arg.split_once('=').map_or(arg, |(f, _)| f);
+    let me = match plugin {
+        Some(p) => format!("sched-{p}"),
+        None => format!("kubectl-sched {command}"),
+    };
+    let sibling = |c: &str| match plugin {
+        Some(_) => format!("sched-{c}"),
+        None => format!("kubectl-sched {c}"),
+    };
+    Some(match flag {
+        "-w" | "--watch" => format!(
+            "-w/--watch is not supported by {me}; {} takes --watch (an incident timeline of leases)",
+            sibling("lease")
+        ),
+        "-l" | "--selector" => match command {
+            "whatif" => format!(
+                "-l/--selector is not supported by {me} on its own: --drain, --cordon, --uncordon and --taint take -l SELECTOR for the nodes it selects (--drain -l pool=blue), and {} -l SELECTOR explains the pending pods it selects",
+                sibling("explain")
+            ),
+            _ => format!(
+                "-l/--selector is not supported by {me}; {} -l SELECTOR explains the pending pods it selects, and whatif's --drain -l SELECTOR changes the nodes it selects",
+                sibling("explain")
+            ),
+        },
+        "--field-selector" => format!(
+            "--field-selector is not supported by {me}; {} --field-selector explains the pending pods it selects",
+            sibling("explain")
+        ),
+        "-A" | "--all-namespaces" => format!(
+            "-A/--all-namespaces is not supported by {me}: it reads every namespace already; {} -A explains every pending pod",
+            sibling("explain")
+        ),
+        "-f" | "--filename" => format!(
+            "-f is not supported by {me}: it explains pods in the cluster; {} -f FILE places the pod or workload of a manifest",
+            sibling("whatif")
+        ),
+        "--no-headers"
+        | "--show-labels"
+        | "-L"
+        | "--label-columns"
+        | "--sort-by"
+        | "--template"
+        | "--show-kind"
+        | "--show-managed-fields" => format!(
+            "{flag} is a kubectl get flag {me} does not take; -o json or -o yaml give every field, for scripts"
+        ),
+        "--dry-run" => format!("{me} never changes the cluster: every answer is a dry run"),
+        "-s"
+        | "--server"
+        | "--token"
+        | "--as"
+        | "--as-group"
+        | "--as-uid"
+        | "--username"
+        | "--password"
+        | "--certificate-authority"
+        | "--client-certificate"
+        | "--client-key"
+        | "--insecure-skip-tls-verify"
+        | "--tls-server-name"
+        | "--cache-dir"
+        | "--match-server-version"
+        | "--disable-compression" => format!(
+            "{flag} is a kubectl flag {me} does not take (kubectl passes no flags to plugins): it connects as kubectl does, with --kubeconfig, --context, --cluster, --user and -n"
+        ),
+        _ => return None,
+    })
 }

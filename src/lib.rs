@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod dra;
 pub mod explain;
@@ -24,8 +25,3 @@ pub mod source;
 pub mod term;
 #[cfg(test)]
 pub mod testing;
-
-/// Parsing a large snapshot allocates millions of small objects from several threads; mimalloc
-/// makes that markedly faster than the system allocator.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,13 +1,22 @@
 //! What a terminal is shown: styles, tables laid out to a width, and the one rule for strings from
-//! the cluster. Those strings (a Lease's holderIdentity, an event's message, names in a dump) are
-//! anyone's to write, so every control character in them is shown escaped, as kubectl shows it,
-//! never sent to the terminal: `finish` is the edge every table and detail view passes through.
-//! Styles are written as zero-width markers and become colour codes only there, after the
-//! escaping, so a cluster string can neither carry nor forge an escape sequence, and widths are
-//! measured without colour codes in the way.
+//! outside (a Lease's holderIdentity, an event's message, names in a dump, an extender's error, a
+//! file name): they are anyone's to write, so every character of them that a terminal does not
+//! print as itself is shown escaped, never sent to the terminal. Control characters are shown as
+//! kubectl shows them (`\x1b`, `\r`); format and bidirectional controls, private-use, surrogate and
+//! unassigned code points, line and paragraph separators and the tag characters as `\u{202e}`, so
+//! a name can neither reorder nor hide text, nor read as another.
+//!
+//! Styles are zero-width markers that become colour codes only in `finish`, the edge every text
+//! view passes through. A marker is a tag character followed by a key drawn at random when the
+//! process starts: text from outside, written before the key existed, cannot hold one, so
+//! whatever it contains is escaped at that edge and a cluster string can neither carry nor forge
+//! a style or an escape sequence. Widths are measured as the text will be shown: markers take no
+//! column, an escaped character the columns of its escape.
 
 use std::borrow::Cow;
 use std::fmt::Write;
+use std::sync::OnceLock;
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
 use unicode_width::UnicodeWidthChar;
 
 /// Colours on or off, decided once from `--color` and the environment.
@@ -58,14 +67,49 @@ impl Mark {
 
 const OPEN: char = '\u{E0001}';
 const CLOSE: char = '\u{E007F}';
+/// Tag characters of the key: 7 bits each, 84 bits in all.
+const KEY_CHARS: usize = 12;
+
+/// What starts every marker of this process: `OPEN` or `CLOSE`, then the key.
+struct Prefixes {
+    open: String,
+    close: String,
+}
+
+fn prefixes() -> &'static Prefixes {
+    static PREFIXES: OnceLock<Prefixes> = OnceLock::new();
+    PREFIXES.get_or_init(|| {
+        use std::hash::BuildHasher;
+        // std seeds RandomState from the operating system's random source.
+        let state = std::hash::RandomState::new();
+        let bits = u128::from(state.hash_one(0u8)) << 64 | u128::from(state.hash_one(1u8));
+        let key: String = (0..KEY_CHARS)
+            .map(|i| {
+                let low = ((bits >> (7 * i)) & 0x7f) as u32;
+                char::from_u32(0xE0000 + low).expect("a tag character")
+            })
+            .collect();
+        Prefixes {
+            open: format!("{OPEN}{key}"),
+            close: format!("{CLOSE}{key}"),
+        }
+    })
+}
 
 impl Style {
     fn mark(&self, s: &str, mark: Mark) -> String {
-        if self.color {
-            format!("{OPEN}{}{s}{CLOSE}{}", mark.tag(), mark.tag())
-        } else {
-            s.to_string()
+        if !self.color {
+            return s.to_string();
         }
+        let p = prefixes();
+        let tag = mark.tag();
+        let mut out = String::with_capacity(s.len() + 2 * (p.open.len() + 4));
+        out.push_str(&p.open);
+        out.push(tag);
+        out.push_str(s);
+        out.push_str(&p.close);
+        out.push(tag);
+        out
     }
     pub fn good(&self, s: &str) -> String {
         self.mark(s, Mark::Good)
@@ -91,7 +135,24 @@ pub struct TableOptions {
     pub style: Style,
 }
 
-/// A control character as kubectl-style text: `\x1b`, `\r`, `\u{9b}`.
+/// Whether a terminal shows `c` as itself. Newlines are the layout's; every other control,
+/// format (bidirectional and zero-width controls, tag characters), private-use, surrogate or
+/// unassigned code point, and the line and paragraph separators, are not.
+pub fn shows_as_itself(c: char) -> bool {
+    c == '\n'
+        || !matches!(
+            c.general_category(),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::PrivateUse
+                | GeneralCategory::Surrogate
+                | GeneralCategory::Unassigned
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        )
+}
+
+/// A character as kubectl-style text: `\x1b`, `\r`, `\u{202e}`.
 fn escaped(c: char, out: &mut String) {
     match c {
         '\r' => out.push_str("\\r"),
@@ -105,58 +166,104 @@ fn escaped(c: char, out: &mut String) {
     }
 }
 
-fn is_control(c: char) -> bool {
-    c != '\n' && c.is_control()
+/// `c` as the terminal is to show it.
+fn push_shown(c: char, out: &mut String) {
+    if shows_as_itself(c) {
+        out.push(c);
+    } else {
+        escaped(c, out);
+    }
 }
 
-/// A cluster string with its control characters (all but newlines) shown escaped.
+/// The columns `c` takes once shown.
+fn shown_width(c: char) -> usize {
+    match c {
+        '\n' => 0,
+        c if shows_as_itself(c) => c.width().unwrap_or(0),
+        '\r' | '\t' => 2,
+        c if (c as u32) < 0x80 => 4,
+        // `\u{` + hex digits + `}`
+        c => 4 + (32 - (c as u32).leading_zeros()).div_ceil(4) as usize,
+    }
+}
+
+/// Text without styles (an error, a warning) with every character from outside that a terminal
+/// does not show as itself escaped.
 pub fn escape(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_control) {
+    if s.chars().all(shows_as_itself) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if is_control(c) {
-            escaped(c, &mut out);
-        } else {
-            out.push(c);
-        }
+        push_shown(c, &mut out);
     }
     Cow::Owned(out)
 }
 
-/// Text ready for the terminal: control characters escaped, style markers turned into colour
-/// codes (or dropped when colour is off), and any other tag character shown escaped.
+/// A piece of marked text: a style marker of this process, or one character of text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token {
+    Open(Mark),
+    Close(Mark),
+    Char(char),
+}
+
+/// The tokens of `s` with their byte lengths.
+fn tokens(s: &str) -> impl Iterator<Item = (Token, usize)> + '_ {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        let c = rest.chars().next()?;
+        let marker = (c == OPEN || c == CLOSE)
+            .then(|| {
+                let p = prefixes();
+                let (prefix, open) = if c == OPEN {
+                    (&p.open, true)
+                } else {
+                    (&p.close, false)
+                };
+                let tag = rest.strip_prefix(prefix.as_str())?.chars().next()?;
+                let mark = Mark::from_tag(tag)?;
+                let token = if open {
+                    Token::Open(mark)
+                } else {
+                    Token::Close(mark)
+                };
+                Some((token, prefix.len() + tag.len_utf8()))
+            })
+            .flatten();
+        let (token, len) = marker.unwrap_or((Token::Char(c), c.len_utf8()));
+        rest = &rest[len..];
+        Some((token, len))
+    })
+}
+
+/// Text ready for the terminal: style markers turned into colour codes (or dropped when colour is
+/// off), and every other character that a terminal does not show as itself escaped, a tag
+/// character that is not a marker of this process included.
 pub fn finish(text: &str, color: bool) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let marker = (c == OPEN || c == CLOSE)
-            .then(|| chars.peek().copied().and_then(Mark::from_tag))
-            .flatten();
-        match marker {
-            Some(mark) => {
-                chars.next();
-                if color {
-                    let (open, close) = mark.codes();
-                    out.push_str(if c == OPEN { open } else { close });
-                }
-            }
-            None if is_control(c) || ('\u{E0000}'..='\u{E007F}').contains(&c) => {
-                escaped(c, &mut out)
-            }
-            None => out.push(c),
+    for (token, _) in tokens(text) {
+        match token {
+            Token::Open(mark) if color => out.push_str(mark.codes().0),
+            Token::Close(mark) if color => out.push_str(mark.codes().1),
+            Token::Open(_) | Token::Close(_) => {}
+            Token::Char(c) => push_shown(c, &mut out),
         }
     }
     out
 }
 
-/// Columns of a line as a terminal shows it: style markers take none.
+fn token_width(token: Token) -> usize {
+    match token {
+        Token::Char(c) => shown_width(c),
+        Token::Open(_) | Token::Close(_) => 0,
+    }
+}
+
+/// Columns of a line as a terminal shows it: style markers take none, an escaped character the
+/// width of its escape.
 pub fn width(s: &str) -> usize {
-    s.chars()
-        .filter(|c| !('\u{E0000}'..='\u{E007F}').contains(c))
-        .map(|c| c.width().unwrap_or(0))
-        .sum()
+    tokens(s).map(|(t, _)| token_width(t)).sum()
 }
 
 /// How a column gives way when the table is wider than the terminal.
@@ -213,11 +320,10 @@ impl Table {
         }
     }
 
-    /// Adds a row; its cells are cluster strings, escaped here so the layout measures what will
-    /// be shown.
+    /// Adds a row. Its cells may hold strings from outside: the layout measures each character
+    /// as `finish` will show it and never splits an escape over two lines.
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows
-            .push(cells.into_iter().map(|c| escape(&c).into_owned()).collect());
+        self.rows.push(cells);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -322,16 +428,17 @@ fn cut(cell: &str, w: usize) -> String {
     if width(line) <= w && !more {
         return line.to_string();
     }
-    let mut out = String::new();
+    let mut end = 0;
     let mut used = 0;
-    for c in line.chars() {
-        let cw = width(c.encode_utf8(&mut [0; 4]));
-        if used + cw + 1 > w {
+    for (token, len) in tokens(line) {
+        let tw = token_width(token);
+        if used + tw + 1 > w {
             break;
         }
-        used += cw;
-        out.push(c);
+        used += tw;
+        end += len;
     }
+    let mut out = line[..end].to_string();
     close_marks(&mut out);
     out.push('…');
     out
@@ -345,11 +452,25 @@ fn breaks_after(c: char) -> bool {
 /// Text wrapped to `w` columns: at spaces, and a word longer than a line after a `-`, `_`, `.`,
 /// `/`, `:`, `,` or `=`, and only where there is none mid-word.
 fn wrap(cell: &str, w: usize) -> Vec<String> {
-    let w = w.max(1);
-    let mut lines = Vec::new();
+    wrap_hanging(cell, w, w)
+}
+
+/// Prose for a terminal `width` columns wide: wrapped as table cells are, every line after the
+/// first indented by `indent` (never to less than 20 columns of text). Strings from outside in it
+/// are measured as `finish` will show them, and an escape is never split over two lines.
+pub fn prose(text: &str, width: u16, indent: usize) -> String {
+    let first = usize::from(width).max(indent + 20);
+    let lines = wrap_hanging(text, first, first - indent);
+    lines.join(&format!("\n{}", " ".repeat(indent)))
+}
+
+/// `wrap`, the first line `first` columns wide and the others `rest`.
+fn wrap_hanging(cell: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
     for paragraph in cell.lines() {
         let mut line = String::new();
         for word in paragraph.split(' ') {
+            let w = if lines.is_empty() { first } else { rest }.max(1);
             let sep = usize::from(!line.is_empty());
             if width(&line) + sep + width(word) <= w {
                 if sep == 1 {
@@ -361,13 +482,17 @@ fn wrap(cell: &str, w: usize) -> Vec<String> {
             if !line.is_empty() {
                 lines.push(std::mem::take(&mut line));
             }
-            let mut rest = word;
-            while width(rest) > w {
-                let (head, tail) = split_word(rest, w);
+            let mut left = word;
+            loop {
+                let w = if lines.is_empty() { first } else { rest }.max(1);
+                if width(left) <= w {
+                    break;
+                }
+                let (head, tail) = split_word(left, w);
                 lines.push(head.to_string());
-                rest = tail;
+                left = tail;
             }
-            line.push_str(rest);
+            line.push_str(left);
         }
         lines.push(line);
     }
@@ -377,57 +502,68 @@ fn wrap(cell: &str, w: usize) -> Vec<String> {
 
 /// A word's first part of at most `w` columns, broken after a separator when there is one.
 fn split_word(word: &str, w: usize) -> (&str, &str) {
-    let mut fits = 0;
+    let (mut fits, mut used) = (0, 0);
     let mut last_break = None;
-    for (i, c) in word.char_indices() {
-        let end = i + c.len_utf8();
-        if width(&word[..end]) > w {
+    for (token, len) in tokens(word) {
+        used += token_width(token);
+        if used > w {
             break;
         }
-        fits = end;
-        if breaks_after(c) {
-            last_break = Some(end);
+        fits += len;
+        if let Token::Char(c) = token
+            && breaks_after(c)
+        {
+            last_break = Some(fits);
         }
     }
-    let at = last_break
-        .unwrap_or(fits)
-        .max(word.chars().next().map_or(1, char::len_utf8));
+    // At least one character, however narrow the column.
+    let first_char = tokens(word)
+        .scan(0, |end, (token, len)| {
+            *end += len;
+            Some((token, *end))
+        })
+        .find(|(t, _)| matches!(t, Token::Char(_)))
+        .map_or(word.len(), |(_, end)| end);
+    let at = last_break.unwrap_or(fits).max(first_char);
     word.split_at(at)
 }
 
 /// The marks a line leaves open, in order.
-fn open_marks(line: &str) -> Vec<char> {
+fn open_marks(line: &str) -> Vec<Mark> {
     let mut open = Vec::new();
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if (c == OPEN || c == CLOSE)
-            && let Some(&tag) = chars.peek()
-            && Mark::from_tag(tag).is_some()
-        {
-            chars.next();
-            if c == OPEN {
-                open.push(tag);
-            } else if let Some(p) = open.iter().rposition(|&t| t == tag) {
-                open.remove(p);
+    for (token, _) in tokens(line) {
+        match token {
+            Token::Open(mark) => open.push(mark),
+            Token::Close(mark) => {
+                if let Some(p) = open.iter().rposition(|&m| m == mark) {
+                    open.remove(p);
+                }
             }
+            Token::Char(_) => {}
         }
     }
     open
 }
 
 fn close_marks(line: &mut String) {
-    for tag in open_marks(line).into_iter().rev() {
-        line.push(CLOSE);
-        line.push(tag);
+    let p = prefixes();
+    for mark in open_marks(line).into_iter().rev() {
+        line.push_str(&p.close);
+        line.push(mark.tag());
     }
 }
 
 /// A style running over a line break is closed at the end of the line and opened again on the
 /// next, so the padding between columns is never coloured.
 fn carry_marks(lines: &mut [String]) {
-    let mut carried: Vec<char> = Vec::new();
+    let p = prefixes();
+    let mut carried: Vec<Mark> = Vec::new();
     for line in lines.iter_mut() {
-        let reopened: String = carried.iter().flat_map(|&t| [OPEN, t]).collect();
+        let mut reopened = String::new();
+        for mark in &carried {
+            reopened.push_str(&p.open);
+            reopened.push(mark.tag());
+        }
         line.insert_str(0, &reopened);
         carried = open_marks(line);
         close_marks(line);
@@ -465,6 +601,138 @@ mod tests {
     fn styles_take_no_width() {
         assert_eq!(width(&ON.good("fits *")), 6);
         assert_eq!(width("…é"), 2);
+    }
+
+    /// What a cluster could write to forge, hide or reorder text.
+    const HIDDEN: &[char] = &[
+        '\u{E0000}',
+        '\u{E0001}',
+        '\u{E0062}',
+        '\u{E007F}',
+        '\u{202A}',
+        '\u{202E}',
+        '\u{2066}',
+        '\u{2069}',
+        '\u{200B}',
+        '\u{200D}',
+        '\u{200F}',
+        '\u{FEFF}',
+        '\u{2028}',
+        '\u{2029}',
+        '\u{00AD}',
+        '\u{E000}',
+        '\u{F0000}',
+        '\u{0378}',
+        '\u{FFFF}',
+        '\u{7F}',
+        '\u{85}',
+    ];
+
+    #[test]
+    fn what_a_terminal_does_not_show_as_itself_is_escaped() {
+        for &c in HIDDEN {
+            let text = format!("a{c}b");
+            let shown = format!("a\\u{{{:x}}}b", c as u32);
+            let shown = match c {
+                '\u{7F}' => "a\\x7fb".to_string(),
+                _ => shown,
+            };
+            assert_eq!(escape(&text), shown, "{c:?}");
+            assert_eq!(finish(&text, true), shown, "{c:?}");
+            assert_eq!(finish(&text, false), shown, "{c:?}");
+            assert_eq!(width(&text), width(&shown), "{c:?}");
+        }
+        // The whole tag block, whatever the order: no style, only text.
+        let tags: String = ('\u{E0000}'..='\u{E007F}').collect();
+        let shown = finish(&tags, true);
+        assert!(shown.is_ascii() && !shown.contains('\x1b'), "{shown}");
+        for kept in [
+            "worker-a1",
+            "café",
+            "日本語",
+            "🙂",
+            "e\u{301}",
+            "\u{a0}x",
+            "ünïcødé\n",
+        ] {
+            assert_eq!(finish(kept, true), escape(kept), "{kept:?}");
+            assert!(!finish(kept, true).contains("\\u{"), "{kept:?}");
+        }
+    }
+
+    #[test]
+    fn a_cluster_string_cannot_forge_a_style() {
+        // The marker of bold as it was written before markers carried a key, and as they are
+        // written now with any key but this run's.
+        let old_bold = "evil\u{E0001}\u{E0062}-holder\u{E007F}\u{E0062}";
+        assert_eq!(
+            finish(old_bold, true),
+            "evil\\u{e0001}\\u{e0062}-holder\\u{e007f}\\u{e0062}"
+        );
+        let p = prefixes();
+        let guessed: String = std::iter::once(OPEN)
+            .chain(std::iter::repeat_n('\u{E0041}', KEY_CHARS))
+            .chain(['\u{E0062}'])
+            .collect();
+        assert!(!guessed.starts_with(&p.open) || KEY_CHARS == 0);
+        assert!(!finish(&format!("x{guessed}y"), true).contains('\x1b'));
+        // Inside a style of ours, outside text neither ends it nor opens another.
+        let text = ON.bold(&format!("a{old_bold}\u{E007F}\u{E0062}b"));
+        let shown = finish(&text, true);
+        assert_eq!(shown.matches('\x1b').count(), 2, "{shown:?}");
+        assert!(
+            shown.starts_with("\x1b[1ma") && shown.ends_with("b\x1b[0m"),
+            "{shown:?}"
+        );
+        // Our own markers are well formed and survive layout.
+        assert!(ON.bold("x").starts_with(&p.open) && ON.bold("x").contains(&p.close));
+    }
+
+    #[test]
+    fn prose_keeps_our_styles_and_measures_escapes_as_shown() {
+        let text = format!(
+            "{} holder evil\u{E0001}\u{E0062}-\u{202E}x renewed 3s ago by the leader",
+            ON.bold("Holder:")
+        );
+        let laid = prose(&text, 24, 2);
+        assert!(laid.lines().all(|l| width(l) <= 24), "{laid:?}");
+        let shown = finish(&laid, true);
+        assert!(
+            shown.starts_with("\x1b[1mHolder:\x1b[0m holder"),
+            "{shown:?}"
+        );
+        assert_eq!(shown.matches('\x1b').count(), 2, "{shown:?}");
+        // The word breaks between escapes, never inside one.
+        assert!(
+            shown.contains("evil\\u{e0001}\\u{e0062}\n  -\\u{202e}x"),
+            "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn an_escape_is_never_split_or_cut_and_a_marker_never_broken() {
+        let hostile = "ns-\u{202E}elif\u{200B}-a-very-long-name";
+        let lines = wrap(hostile, 12);
+        for l in &lines {
+            let shown = finish(l, false);
+            assert!(width(&shown) <= 12, "{shown:?} in {lines:?}");
+            assert!(!shown.ends_with('\\'), "{lines:?}");
+        }
+        assert_eq!(
+            lines.iter().map(|l| finish(l, false)).collect::<String>(),
+            finish(hostile, false)
+        );
+        let cell = ON.bad(hostile);
+        for w in 1..30 {
+            let c = cut(&cell, w);
+            let shown = finish(&c, true);
+            // A marker cut in two would show as escaped tag characters.
+            assert!(!shown.contains("e00"), "{w}: {shown:?}");
+            assert_eq!(shown.matches("\x1b[31m").count(), 1, "{w}: {shown:?}");
+            assert!(shown.ends_with("\x1b[39m…"), "{w}: {shown:?}");
+            let (head, _) = split_word(&cell, w);
+            assert!(!finish(head, true).contains("e00"), "{w}: {head:?}");
+        }
     }
 
     fn table(rows: &[[&str; 3]]) -> Table {
@@ -533,14 +801,14 @@ mod tests {
     }
 
     #[test]
-    fn cells_are_escaped_before_they_are_measured() {
+    fn cells_are_measured_as_they_will_be_shown() {
         let mut t = Table::new(vec![
             Column::new("A", Fit::Keep),
             Column::new("B", Fit::Keep),
         ]);
         t.row(vec!["x\x1by".into(), "z".into()]);
         t.row(vec!["long-name".into(), "z".into()]);
-        let shown = t.render(80, false);
+        let shown = finish(&t.render(80, false), false);
         assert_eq!(shown, " A          B\n x\\x1by     z\n long-name  z\n");
     }
 

@@ -5,6 +5,8 @@ use crate::explain::{self, Explanation};
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::cluster::convert_pod;
+use crate::model::intern::Interner;
+use crate::model::parse::Parse;
 use crate::plugins::registry::default_framework;
 use crate::release::Release;
 use serde_json::{Value, json};
@@ -50,9 +52,12 @@ pub fn explain(cluster: Arc<Cluster>, pod: Value) -> Explanation {
 
 /// The same with the default profile of `release`.
 pub fn explain_as(release: Release, cluster: Arc<Cluster>, pod: Value) -> Explanation {
-    let p = convert_pod(serde_json::from_value(pod).unwrap())
-        .unwrap()
-        .into_pod();
+    let p = convert_pod(
+        serde_json::from_value(pod).unwrap(),
+        &Parse::new(&Interner::new()),
+    )
+    .unwrap()
+    .into_pod();
     let snapshot = Snapshot::new(cluster, None);
     let fw = default_framework(release.into());
     let result = fw.schedule(&snapshot, &p);

@@ -4,6 +4,7 @@
 mod common;
 
 use assert_cmd::Command;
+use common::colours::without_our_colours;
 use common::{demo, root, sched};
 
 fn pod(name: &str) -> String {
@@ -232,7 +233,7 @@ fn explain_a_pending_pod_and_a_bound_one() {
     let (code, _, err) = run(&["explain", "--snapshot", &demo(), "pods/nope"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("pods \"nope\" not found in namespace \"default\""),
+        err.contains("pod \"nope\" not found in namespace \"default\""),
         "{err}"
     );
 }
@@ -270,6 +271,93 @@ fn replicas_are_placed_one_after_another() {
         nodes[0], nodes[1],
         "the second replica cannot reuse the first one's node"
     );
+}
+
+#[test]
+fn max_counts_what_fits_without_evicting_and_says_what_preemption_would_do_next() {
+    let (demo, checkout) = (demo(), pod("checkout-critical.yaml"));
+    let max = |release: &str, extra: &[&str]| {
+        let args = [
+            &[
+                "whatif",
+                "--snapshot",
+                &demo,
+                "-f",
+                &checkout,
+                "--max",
+                "--scheduler-version",
+                release,
+            ][..],
+            extra,
+        ]
+        .concat();
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    // 1.37's message says preemption found a placement; 1.34 to 1.36's say nothing of it. Either
+    // way the replica fits nowhere as the cluster stands, and preempting comes next.
+    for release in ["1.34", "1.35", "1.36", "1.37"] {
+        for colour in ["never", "always"] {
+            let out = max(release, &["--color", colour]);
+            let plain = without_our_colours(&out);
+            assert_eq!(plain != out, colour == "always", "{out}");
+            for line in [
+                "At most 0 more replica(s) fit without evicting anything\n",
+                "\nReplica 1 fits on no node without evicting pods: 0/6 nodes are available: ",
+                "\nNext: DefaultPreemption would evict 1 pod(s) on worker-b1 and nominate that node for replica 1\n",
+            ] {
+                assert!(plain.contains(line), "{release}: {line:?} not in:\n{plain}");
+            }
+            assert!(!plain.contains("fits nowhere"), "{release}:\n{plain}");
+            let said = if release == "1.37" {
+                "3 Insufficient cpu. preemption: found a potential placement for pod on node worker-b1, preempting 1 victims\n"
+            } else {
+                "3 Insufficient cpu.\n"
+            };
+            assert!(plain.contains(said), "{release}:\n{plain}");
+        }
+        // JSON keeps kube-scheduler's message exact and says what preemption would do.
+        let v: serde_json::Value = serde_json::from_str(&max(release, &["-o", "json"])).unwrap();
+        assert_eq!(v["placed"], 0);
+        assert_eq!(
+            v["preemption"],
+            serde_json::json!({"node": "worker-b1", "victims": 1})
+        );
+        let tail = if release == "1.37" {
+            " preemption: found a potential placement for pod on node worker-b1, preempting 1 victims"
+        } else {
+            ""
+        };
+        let stopped = v["stopped"].as_str().unwrap();
+        assert!(
+            stopped.starts_with("0/6 nodes are available: ")
+                && stopped.ends_with(&format!("3 Insufficient cpu.{tail}")),
+            "{release}: {stopped}"
+        );
+    }
+    insta::assert_snapshot!("whatif_max_preemption_next_1_37", max("1.37", &[]));
+    // A pod that may not preempt: no room is made, and it fits nowhere.
+    let never = pod("batch-never.yaml");
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo,
+        "-f",
+        &never,
+        "--max",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["preemption"], serde_json::Value::Null);
+    let (_, out, _) = run(&["whatif", "--snapshot", &demo, "-f", &never, "--max"]);
+    assert!(
+        out.contains("\nReplica 1 fits nowhere: 0/6 nodes are available:"),
+        "{out}"
+    );
+    assert!(!out.contains("Next:"), "{out}");
 }
 
 #[test]
@@ -332,7 +420,7 @@ fn unknown_kinds_warn_once_per_kind() {
     let dir = tempfile::tempdir().unwrap();
     let extra = dir.path().join("cluster.yaml");
     let mut text = std::fs::read_to_string(demo()).unwrap();
-    text.push_str("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b}\n");
+    text.push_str("---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: a}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: b}\n");
     std::fs::write(&extra, text).unwrap();
     let (code, _, err) = run(&[
         "whatif",
@@ -342,8 +430,11 @@ fn unknown_kinds_warn_once_per_kind() {
         &pod("web.yaml"),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(err.matches("Deployment").count(), 1, "{err}");
-    assert!(err.contains("skipped 2 Deployment object(s)"), "{err}");
+    assert_eq!(err.matches("HorizontalPodAutoscaler").count(), 1, "{err}");
+    assert!(
+        err.contains("skipped 2 HorizontalPodAutoscaler object(s)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -442,7 +533,7 @@ fn plugin_binaries_stand_for_their_subcommand() {
 fn help_documents_exit_codes() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
-    assert!(out.contains("Exit codes: 0 the pod fits"), "{out}");
+    assert!(out.contains("Exit codes:\n  0  the pod fits"), "{out}");
 }
 
 /// The release modelled: the snapshot's recorded version, the flag over it, the newest modelled
@@ -517,6 +608,52 @@ fn the_release_modelled_is_named_and_chosen() {
     }
 }
 
+/// A patch release decides as itself: v1.36.2's allocator keeps the shared counters of a tainted
+/// partition it gave up, v1.36.3's gives them back; a bare 1.36 is v1.36.2, and its table says
+/// why the node fails there and where it would not.
+#[test]
+fn a_patch_release_decides_as_itself() {
+    let case = root().join("fixtures/conformance/dra-partition-taint-reject-releases-counters");
+    let (cluster, pod) = (case.join("cluster.yaml"), case.join("pod.yaml"));
+    for (version, code, lines) in [
+        (
+            "1.36",
+            1,
+            [
+                "kube-scheduler v1.36.2 (--scheduler-version)",
+                "    the allocator of v1.36.2 keeps the shared counters and constraint entries of devices it tried and gave up; from v1.36.3 on it gives them back and allocates here",
+            ],
+        ),
+        (
+            "v1.36.3",
+            0,
+            [
+                "kube-scheduler v1.36.3 (--scheduler-version)",
+                "DynamicResources: on node-1, claim gpu-claim gets gpu → gpu.example.com/node-1/gpu-0-part-b",
+            ],
+        ),
+    ] {
+        let (got, out, err) = run(&[
+            "whatif",
+            "--scheduler-version",
+            version,
+            "--color",
+            "never",
+            "--snapshot",
+            cluster.to_str().unwrap(),
+            "-f",
+            pod.to_str().unwrap(),
+        ]);
+        assert_eq!(got, code, "{version}: {err}");
+        for line in lines {
+            assert!(
+                out.lines().any(|l| l == line),
+                "{version}: {line:?} missing from:\n{out}"
+            );
+        }
+    }
+}
+
 /// A device selector that would not compile is bad input naming the file, the object, the field
 /// and the expression.
 #[test]
@@ -571,4 +708,547 @@ fn the_table_shows_device_allocation_and_why_devices_do_not_fit() {
     ] {
         assert!(out.contains(line), "{line:?} missing from:\n{out}");
     }
+}
+
+fn workloads() -> String {
+    root()
+        .join("fixtures/clusters/workloads.yaml")
+        .display()
+        .to_string()
+}
+
+/// `explain TYPE/NAME`: a workload's pending pods, found through owner references and grouped by
+/// cause; kubectl's types and short names; where a name not found here is.
+#[test]
+fn explain_takes_kubectl_resource_arguments() {
+    let w = workloads();
+    let json = |args: &[&str]| -> (i32, serde_json::Value) {
+        let mut all = vec!["explain", "--snapshot", &w, "-o", "json"];
+        all.extend(args);
+        let (code, out, err) = run(&all);
+        assert!(matches!(code, 0 | 1), "{args:?}: {err}");
+        (code, serde_json::from_str(&out).unwrap())
+    };
+    // Deployment → ReplicaSets → pods: one old pod too big, two new ones wanting a GPU node.
+    let (code, v) = json(&["deploy/web", "-n", "shop"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        v["workload"],
+        serde_json::json!({"kind": "Deployment", "namespace": "shop", "name": "web"})
+    );
+    assert_eq!(
+        (v["pods"].as_u64(), v["pending"].as_u64()),
+        (Some(5), Some(3))
+    );
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(
+        groups[0]["pods"],
+        serde_json::json!(["shop/web-7b9c2-a1b2c", "shop/web-7b9c2-d3e4f"])
+    );
+    assert_eq!(
+        groups[0]["owners"],
+        serde_json::json!(["ReplicaSet web-7b9c2"])
+    );
+    assert_eq!(groups[0]["fits"], false);
+    assert_eq!(groups[0]["explanation"]["pod"], "shop/web-7b9c2-a1b2c");
+    assert!(
+        groups[1]["explanation"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 Insufficient cpu"),
+        "{v}"
+    );
+    for (arg, ns, kind) in [
+        ("deployments.apps/web", "shop", "Deployment"),
+        ("sts/db", "shop", "StatefulSet"),
+        ("rs/web-6d4f8", "shop", "ReplicaSet"),
+        ("cj/nightly", "batch", "CronJob"),
+        ("job/nightly-29260800", "batch", "Job"),
+    ] {
+        let (_, v) = json(&[arg, "-n", ns]);
+        assert_eq!(v["workload"]["kind"], kind, "{arg}");
+        assert!(v["pending"].as_u64().unwrap() >= 1, "{arg}: {v}");
+    }
+    // The CronJob's pod tolerates the tainted pool and fits there: exit 0.
+    assert_eq!(json(&["cj/nightly", "-n", "batch"]).0, 0);
+    // Every pod running: said, exit 0.
+    let (code, out, _) = run(&["explain", "--snapshot", &w, "deploy/api", "-n", "shop"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("Deployment shop/api: no pending pod (1 pod(s), all on nodes)"),
+        "{out}"
+    );
+    let (code, v) = json(&["deploy/api", "-n", "shop"]);
+    assert_eq!((code, v["pending"].as_u64()), (0, Some(0)));
+    assert_eq!(v["groups"], serde_json::json!([]));
+    // Errors: an unknown type lists the types; "not found" says where it is.
+    let (code, _, err) = run(&["explain", "--snapshot", &w, "svc/web"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("pod (po), deployment (deploy), replicaset (rs), statefulset (sts), daemonset (ds), replicationcontroller (rc), job, cronjob (cj)"),
+        "{err}"
+    );
+    for (args, said) in [
+        (
+            &["deploy/web"][..],
+            "deployment \"web\" not found in namespace \"default\"; found in namespace shop: add -n shop",
+        ),
+        (
+            &["web-6d4f8-r5t9z"][..],
+            "pod \"web-6d4f8-r5t9z\" not found in namespace \"default\"; found in namespace shop: add -n shop",
+        ),
+        (
+            &["batch/db-0"][..],
+            "pod \"db-0\" not found in namespace \"batch\"; found in namespace shop: use shop/db-0",
+        ),
+        (&["deplyo/web"][..], "did you mean deploy/web?"),
+        (
+            &["ds/agent", "-n", "shop"][..],
+            "daemonset \"agent\" not found in namespace \"shop\" (the snapshot holds no daemonsets",
+        ),
+    ] {
+        explain_refuses(&w, args, said);
+    }
+}
+
+/// `explain --snapshot CLUSTER ARGS` exits 2 saying `said`.
+fn explain_refuses(cluster: &str, args: &[&str], said: &str) {
+    let mut all = vec!["explain", "--snapshot", cluster];
+    all.extend(args);
+    let (code, _, err) = run(&all);
+    assert_eq!(code, 2, "{args:?}");
+    assert!(err.contains(said), "{args:?}: {err}");
+}
+
+/// What a person reads for a workload: its line, then each group with its explanation.
+#[test]
+fn a_workloads_pending_pods_at_80_and_200_columns() {
+    for columns in ["80", "200"] {
+        for colour in [false, true] {
+            let mut c = sched();
+            c.env("COLUMNS", columns);
+            if colour {
+                c.arg("--color=always");
+            }
+            let out = c
+                .args([
+                    "explain",
+                    "--snapshot",
+                    &workloads(),
+                    "deploy/web",
+                    "-n",
+                    "shop",
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(1));
+            let out = String::from_utf8(out.stdout).unwrap();
+            let name = format!(
+                "explain_deploy_web_{columns}{}",
+                if colour { "_colour" } else { "" }
+            );
+            insta::assert_snapshot!(name, out);
+        }
+    }
+}
+
+/// `-l`/`--field-selector` pick the pending pods to explain, with kubectl's syntax; a bad one is
+/// kubectl's error, exit 2.
+#[test]
+fn explain_selects_pending_pods_with_kubectl_selectors() {
+    let w = workloads();
+    let pods = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["explain", "--snapshot", &w, "-o", "json"];
+        all.extend(args);
+        let (code, out, err) = run(&all);
+        assert!(matches!(code, 0 | 1), "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["pods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["pod"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        pods(&["-l", "app=web"]),
+        [
+            "shop/web-6d4f8-r5t9z",
+            "shop/web-7b9c2-a1b2c",
+            "shop/web-7b9c2-d3e4f"
+        ]
+    );
+    assert_eq!(
+        pods(&["-l", "app==web,pod-template-hash!=7b9c2"]),
+        ["shop/web-6d4f8-r5t9z"]
+    );
+    assert_eq!(
+        pods(&["--selector", "app in (db, debug)"]),
+        ["default/debug", "shop/db-0"]
+    );
+    assert_eq!(
+        pods(&["-l", "app notin (web,db),!job-name"]),
+        ["default/debug"]
+    );
+    assert_eq!(pods(&["-l", "job-name"]), ["batch/nightly-29260800-x7k2p"]);
+    assert_eq!(
+        pods(&[
+            "--field-selector",
+            "metadata.namespace=shop,metadata.name!=db-0"
+        ]),
+        [
+            "shop/web-6d4f8-r5t9z",
+            "shop/web-7b9c2-a1b2c",
+            "shop/web-7b9c2-d3e4f"
+        ]
+    );
+    assert_eq!(
+        pods(&["--field-selector", "status.phase=Running"]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        pods(&["-l", "app=web", "-n", "default"]),
+        Vec::<String>::new()
+    );
+    for (args, said) in [
+        (
+            &["-l", "app in web"][..],
+            "-l \"app in web\": unable to parse requirement: found 'web' expected: '('",
+        ),
+        (
+            &["-l", "app=web,"][..],
+            "found '', expected: identifier after ','",
+        ),
+        (
+            &["--field-selector", "spec.nodename="][..],
+            "field label not supported: spec.nodename",
+        ),
+        (
+            &["--field-selector", "spec.restartPolicy=Never"][..],
+            "spec.restartPolicy is selected by the API server only",
+        ),
+        (
+            &["-l", "app=web", "web-1"][..],
+            "name cannot be provided when a selector is specified",
+        ),
+    ] {
+        explain_refuses(&w, args, said);
+    }
+}
+
+/// The plugin binaries' help: the usage as typed, examples, exit codes; kubectl flags the
+/// command does not take say which command does, not clap's `-- -l` tip.
+#[test]
+fn help_and_errors_speak_as_kubectl_users_type() {
+    let plugin = |bin: &str, args: &[&str]| {
+        let out = Command::cargo_bin(bin)
+            .unwrap()
+            .env("COLUMNS", "80")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    for (bin, typed) in [
+        ("kubectl-sched_whatif", "kubectl sched-whatif"),
+        ("kubectl-sched_explain", "kubectl sched-explain"),
+        ("kubectl-sched_lease", "kubectl sched-lease"),
+    ] {
+        let (code, out, _) = plugin(bin, &["--help"]);
+        assert_eq!(code, 0);
+        assert!(out.contains(&format!("Usage: {typed} ")), "{out}");
+        assert!(!out.contains("kubectl-sched_"), "{out}");
+        assert!(out.contains("Examples:\n  # "), "{out}");
+        assert!(out.contains(&format!("\n  {typed} ")), "{out}");
+        assert!(out.contains("Exit codes:\n  0  "), "{out}");
+    }
+    let (_, out, _) = run(&["whatif", "--help"]);
+    assert!(
+        out.contains("Usage: kubectl-sched whatif -f FILE [flags]"),
+        "{out}"
+    );
+    let (_, out, _) = plugin("kubectl-sched_lease", &["--help"]);
+    assert!(
+        out.contains("Only this namespace's leases (default: every namespace)"),
+        "{out}"
+    );
+    let (_, out, _) = plugin("kubectl-sched_explain", &["--help"]);
+    assert!(
+        out.contains("Namespace (default: the context's namespace"),
+        "{out}"
+    );
+
+    for (bin, args, tip) in [
+        (
+            "kubectl-sched_explain",
+            &["-w"][..],
+            "-w/--watch is not supported by sched-explain; sched-lease takes --watch",
+        ),
+        (
+            "kubectl-sched_whatif",
+            &["-l", "app=web"][..],
+            "--drain, --cordon, --uncordon and --taint take -l SELECTOR",
+        ),
+        (
+            "kubectl-sched_lease",
+            &["--field-selector", "x=y"][..],
+            "sched-explain --field-selector explains the pending pods it selects",
+        ),
+        (
+            "kubectl-sched_whatif",
+            &["--token", "abc"][..],
+            "it connects as kubectl does, with --kubeconfig, --context",
+        ),
+    ] {
+        let (code, _, err) = plugin(bin, args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(
+            err.contains("  tip: ") && err.contains(tip),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("as a value, use"), "{err}");
+    }
+    // A typo still gets clap's suggestion, and never the `--` tip.
+    let (code, _, err) = run(&["explain", "--snapshto", "x"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("a similar argument exists: '--snapshot'"),
+        "{err}"
+    );
+    let (_, _, err) = run(&["explain", "--bogus"]);
+    assert!(!err.contains("as a value, use"), "{err}");
+    // `--drain -l` without its selector is named as written.
+    let (code, _, err) = run(&["whatif", "--drain", "-l"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("'--drain -l <SELECTOR>'"), "{err}");
+}
+
+/// Every example of every command's help that runs on a fixture works as printed.
+#[test]
+fn the_help_examples_run() {
+    let mut ran = 0;
+    for (bin, command) in [
+        ("kubectl-sched_whatif", "kubectl sched-whatif "),
+        ("kubectl-sched_explain", "kubectl sched-explain "),
+        ("kubectl-sched_lease", "kubectl sched-lease "),
+    ] {
+        let help = Command::cargo_bin(bin)
+            .unwrap()
+            .arg("--help")
+            .output()
+            .unwrap();
+        let help = String::from_utf8(help.stdout).unwrap();
+        for line in help.lines().filter(|l| l.contains("fixtures/")) {
+            let args = line
+                .trim()
+                .strip_prefix(command)
+                .unwrap_or_else(|| panic!("{line}"));
+            let out = Command::cargo_bin(bin)
+                .unwrap()
+                .current_dir(root())
+                .args(args.split_whitespace())
+                .output()
+                .unwrap();
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{line}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 12, "{ran} examples ran");
+}
+
+/// A pod read back from a cluster (`kubectl get pod -o yaml`) is placed as a new pod, replacing
+/// the cluster's pod of that name instead of being counted twice.
+#[test]
+fn an_exported_pod_is_placed_as_new_and_replaces_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let exported = dir.path().join("web.yaml");
+    std::fs::write(
+        &exported,
+        "apiVersion: v1
+kind: Pod
+metadata:
+  name: web-6d4f8-k2x8p
+  namespace: shop
+  uid: uid-web-6d4f8-k2x8p
+  resourceVersion: '48211'
+  creationTimestamp: '2026-11-23T09:00:00Z'
+  managedFields:
+  - manager: kube-controller-manager
+    operation: Update
+    apiVersion: v1
+  labels: {app: web, pod-template-hash: 6d4f8}
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: ReplicaSet, name: web-6d4f8, uid: uid-web-6d4f8, controller: true}
+spec:
+  nodeName: blue-1
+  containers:
+  - name: main
+    image: ghcr.io/example/web:1
+    resources: {requests: {cpu: '3', memory: 1Gi}}
+status:
+  phase: Running
+  hostIP: 10.0.0.1
+",
+    )
+    .unwrap();
+    let whatif = |file: &std::path::Path| {
+        let (code, out, err) = run(&[
+            "whatif",
+            "--snapshot",
+            &workloads(),
+            "-f",
+            file.to_str().unwrap(),
+            "-o",
+            "json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        (code, v, err)
+    };
+    let (code, v, err) = whatif(&exported);
+    // Taken off blue-1, it fits there again (3 of 4 cpus): not pinned, not counted twice.
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["selected"], serde_json::json!(["blue-1"]));
+    assert_eq!(
+        err.lines().collect::<Vec<_>>(),
+        [format!(
+            "warning: {}: Pod shop/web-6d4f8-k2x8p is placed as a new pod, without its spec.nodeName, status, metadata.uid, metadata.resourceVersion, metadata.creationTimestamp, metadata.managedFields; it replaces the cluster's pod of that name, taken off blue-1 first",
+            exported.display()
+        )]
+    );
+    // In a plan too (several documents): one pod of that name, not two.
+    let two = dir.path().join("two.yaml");
+    let text = std::fs::read_to_string(&exported).unwrap();
+    std::fs::write(
+        &two,
+        format!(
+            "{text}---\n{}",
+            text.replace("web-6d4f8-k2x8p", "web-6d4f8-extra")
+        ),
+    )
+    .unwrap();
+    let (code, v, err) = whatif(&two);
+    assert_eq!(code, 1, "{err}");
+    // (A plan names a controller's pods afresh, `-1`.) The first goes back to blue-1, which
+    // has room for it only without the pod it replaces.
+    let placed: Vec<(&str, &str, &str)> = v["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["pod"].as_str().unwrap(),
+                p["outcome"].as_str().unwrap(),
+                p["node"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            ("shop/web-6d4f8-k2x8p-1", "Scheduled", "blue-1"),
+            ("shop/web-6d4f8-extra-1", "Pending", "")
+        ]
+    );
+}
+
+/// Objects of API versions Kubernetes no longer serves, whose fields map one to one, are read
+/// as the current version with one warning per kind and version; policy/v1beta1's empty PDB
+/// selector keeps selecting nothing.
+#[test]
+fn removed_api_versions_are_read_as_the_current_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = dir.path().join("old.yaml");
+    let mut text = std::fs::read_to_string(demo()).unwrap();
+    text = text.replace(
+        "- apiVersion: policy/v1\n  kind: PodDisruptionBudget",
+        "- apiVersion: policy/v1beta1\n  kind: PodDisruptionBudget",
+    );
+    text = text.replace(
+        "- apiVersion: scheduling.k8s.io/v1\n  kind: PriorityClass",
+        "- apiVersion: scheduling.k8s.io/v1beta1\n  kind: PriorityClass",
+    );
+    text.push_str(
+        "- apiVersion: policy/v1beta1
+  kind: PodDisruptionBudget
+  metadata: {name: nothing-in-v1beta1, namespace: batch}
+  spec: {selector: {}, maxUnavailable: 0}
+- apiVersion: storage.k8s.io/v1beta1
+  kind: CSIStorageCapacity
+  metadata: {name: cap, namespace: kube-system}
+  storageClassName: fast
+  capacity: 10Gi
+",
+    );
+    std::fs::write(&cluster, &text).unwrap();
+    let args = [
+        "whatif",
+        "--snapshot",
+        cluster.to_str().unwrap(),
+        "-f",
+        &pod("checkout-critical.yaml"),
+        "-o",
+        "json",
+    ];
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 1, "{err}");
+    let warnings: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: read 1 CSIStorageCapacity object(s) of storage.k8s.io/v1beta1, which Kubernetes 1.27 stopped serving, as storage.k8s.io/v1: the fields mean the same",
+            "warning: read 2 PodDisruptionBudget object(s) of policy/v1beta1, which Kubernetes 1.25 stopped serving, as policy/v1: the fields mean the same (an empty selector keeps its policy/v1beta1 meaning: it selects no pod)",
+            "warning: read 3 PriorityClass object(s) of scheduling.k8s.io/v1beta1, which Kubernetes 1.22 stopped serving, as scheduling.k8s.io/v1: the fields mean the same",
+        ]
+    );
+    // The same answer as from the current versions: the priorities and the PDBs read.
+    let (_, expected, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("checkout-critical.yaml"),
+        "-o",
+        "json",
+    ]);
+    let (v, e): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(&out).unwrap(),
+        serde_json::from_str(&expected).unwrap(),
+    );
+    assert_eq!(v["preemption"], e["preemption"]);
+    assert_eq!(v["priority"], e["priority"]);
+    // As JSON, through the fast path, the same.
+    let json_cluster = dir.path().join("old.json");
+    let values: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    std::fs::write(&json_cluster, serde_json::to_string(&values).unwrap()).unwrap();
+    let (code, _, json_err) = run(&[
+        "whatif",
+        "--snapshot",
+        json_cluster.to_str().unwrap(),
+        "-f",
+        &pod("checkout-critical.yaml"),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(json_err, err);
+    // A version whose fields do not map one to one is still an error naming apiVersion.
+    let older = dir.path().join("older.yaml");
+    std::fs::write(
+        &older,
+        "apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: d}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["explain", "-A", "--snapshot", older.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unsupported value \"extensions/v1beta1\" for kind Deployment"),
+        "{err}"
+    );
 }

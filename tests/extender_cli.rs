@@ -3,10 +3,13 @@
 //! HTTPS with a CA and a client certificate, slow extenders and `--request-timeout`, answers
 //! that are garbage, and bad TLS settings.
 
+#[path = "common/colours.rs"]
+mod colours;
 mod support;
 
 use assert_cmd::Command;
 use base64::Engine;
+use colours::without_our_colours;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use support::apiserver::Pki;
@@ -450,6 +453,36 @@ fn garbage_answers_fail_the_call_as_go_would_read_them() {
         assert_eq!(run.code, 1, "{body}: {}", run.stderr);
         assert_eq!(message(&run), expected, "answering {body:?}");
     }
+}
+
+#[test]
+fn an_extender_error_cannot_forge_styles_or_reorder_text() {
+    let fake = FakeExtender::start(&format!("{HEADER}{GATE}"), "");
+    let hostile = "quota\u{E0001}\u{E0062} gone\u{202E}x\u{200B}\u{1b}[5m";
+    fake.answer_raw(
+        "gate",
+        "filter",
+        &serde_json::json!({"Error": hostile}).to_string(),
+    );
+    for colour in ["always", "never"] {
+        let run = whatif(FITS, &fake, GATE, &["--call-extenders", "--color", colour]);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(
+            run.stdout
+                .contains("quota\\u{e0001}\\u{e0062} gone\\u{202e}x\\u{200b}\\x1b[5m"),
+            "{}",
+            run.stdout
+        );
+        for text in [&run.stdout, &run.stderr] {
+            assert!(
+                !text.contains(['\u{E0001}', '\u{E0062}', '\u{202E}', '\u{200B}']),
+                "{text}"
+            );
+            assert!(!without_our_colours(text).contains('\x1b'), "{text:?}");
+        }
+    }
+    let run = whatif(FITS, &fake, GATE, &["--call-extenders", "-o", "json"]);
+    assert!(message(&run).contains(hostile), "{}", run.stdout);
 }
 
 #[test]

@@ -781,7 +781,7 @@ fn explain_shows_the_real_schedulers_message_and_flags_differences() {
     assert!(
         missing
             .stderr
-            .contains("pods \"nope\" not found in namespace \"team-a\""),
+            .contains("pod \"nope\" not found in namespace \"team-a\""),
         "{}",
         missing.stderr
     );
@@ -1229,4 +1229,116 @@ fn the_servers_version_chooses_the_release() {
         "{}",
         run.stdout
     );
+}
+
+/// Live, selectors go to the API server as kubectl sends them (labelSelector, fieldSelector),
+/// a workload's pods are found through its controllers listed in its namespace, a name not
+/// found in the namespace is looked up across namespaces once, and the plugin's completer
+/// lists names from the cluster.
+#[test]
+fn selectors_workloads_hints_and_completion_ask_the_api_server() {
+    let server = ApiServer::start();
+    server.load(&repo().join("fixtures/clusters/workloads.yaml"));
+    let ws = Workspace::new();
+    let kc = ws.write(
+        "config",
+        &kubeconfig(&[ContextSpec::for_server("test", &server)], Some("test")),
+    );
+    let pods = |run: &Run| -> Vec<String> {
+        run.json()["pods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["pod"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let run = ws.run(
+        &kc,
+        &[
+            "explain",
+            "-l",
+            "app=web,pod-template-hash notin (7b9c2)",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(pods(&run), ["shop/web-6d4f8-r5t9z"]);
+    assert!(
+        server.requests_to("/api/v1/pods").iter().any(|r| {
+            r.param("labelSelector") == Some("app=web,pod-template-hash notin (7b9c2)")
+        }),
+        "{:?}",
+        server.requests_to("/api/v1/pods")
+    );
+    server.clear_requests();
+    let run = ws.run(
+        &kc,
+        &[
+            "explain",
+            "--field-selector",
+            "spec.restartPolicy=Never",
+            "-n",
+            "batch",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(pods(&run), ["batch/nightly-29260800-x7k2p"]);
+    assert!(
+        server
+            .requests_to("/api/v1/namespaces/batch/pods")
+            .iter()
+            .any(|r| r.param("fieldSelector") == Some("spec.restartPolicy=Never")),
+        "{:?}",
+        server.requests()
+    );
+
+    let run = ws.run(&kc, &["explain", "deploy/web", "-n", "shop", "-o", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.json()["groups"].as_array().unwrap().len(), 2);
+    assert!(
+        !server
+            .requests_to("/apis/apps/v1/namespaces/shop/deployments")
+            .is_empty()
+    );
+    let run = ws.run(&kc, &["explain", "cj/nightly", "-n", "batch", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.json()["groups"][0]["pods"],
+        json!(["batch/nightly-29260800-x7k2p"])
+    );
+
+    server.clear_requests();
+    let run = ws.run(&kc, &["explain", "web-6d4f8-r5t9z"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "pod \"web-6d4f8-r5t9z\" not found in namespace \"default\"; found in namespace shop: add -n shop"
+        ),
+        "{run:?}"
+    );
+    let lookups: Vec<_> = server
+        .requests_to("/api/v1/pods")
+        .into_iter()
+        .filter(|r| r.param("fieldSelector") == Some("metadata.name=web-6d4f8-r5t9z"))
+        .collect();
+    assert_eq!(lookups.len(), 1, "{:?}", server.requests());
+
+    let complete = |words: &[&str]| -> String {
+        let out = ws
+            .command("kubectl_complete-sched_explain", Some(&kc))
+            .args(words)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        complete(&["-n", "shop", "web-7b"]),
+        "web-7b9c2-a1b2c\nweb-7b9c2-d3e4f\n:4\n"
+    );
+    assert_eq!(complete(&["-n", "sh"]), "shop\n:4\n");
+    assert_eq!(complete(&["-n", "batch", "cj/"]), "cj/nightly\n:4\n");
+    server.assert_only_gets();
 }

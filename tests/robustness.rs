@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::colours::without_our_colours;
 use common::{demo, root, sched};
 use std::io::Write;
 
@@ -107,6 +108,82 @@ fn gzip_bombs_stop_at_the_input_limit() {
     );
 }
 
+/// `kubectl-sched args…` under `ulimit -v kb` (no limit for `None`); `None` when this system's
+/// shell cannot set one.
+fn run_limited(kb: Option<&str>, args: &[&str]) -> Option<Run> {
+    let limit = kb.map_or(String::new(), |kb| format!("ulimit -v {kb} || exit 99; "));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{limit}exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_kubectl-sched"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .output()
+        .ok()?;
+    let code = out
+        .status
+        .code()
+        .unwrap_or_else(|| panic!("{args:?} under {kb:?}: {:?}", out.status));
+    (code != 99).then(|| Run {
+        code,
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
+#[test]
+fn what_will_be_refused_costs_little_memory_even_under_a_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 1 MB file that expands to 1.1 GiB: the same member of 1 MiB of spaces, 1,100 times.
+    let bomb = dir.path().join("bomb.yaml.gz");
+    let mut member = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    member.write_all(&vec![b' '; 1 << 20]).unwrap();
+    let member = member.finish().unwrap();
+    let mut head = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    head.write_all(b"apiVersion: v1\nkind: List\nitems:\n")
+        .unwrap();
+    let mut bytes = head.finish().unwrap();
+    for _ in 0..1100 {
+        bytes.extend_from_slice(&member);
+    }
+    std::fs::write(&bomb, bytes).unwrap();
+    // 30 MB that are no cluster: millions of numbers in a list, in JSON and in YAML.
+    let numbers = written(
+        &dir,
+        "numbers.json",
+        format!("[{}1]", "1,".repeat(15_000_000)),
+    );
+    let items = written(
+        &dir,
+        "items.yaml",
+        format!(
+            "apiVersion: v1\nkind: List\nitems:\n{}",
+            "- 1\n".repeat(7_500_000)
+        ),
+    );
+    let pod = case("max-runaway", "pod.yaml");
+    let not_an_object = "expected a Kubernetes object or a List, found a number";
+    let expands =
+        "expands past 1Gi when decompressed, the limit for one input (--max-input-size raises it)";
+    // 2,000,000 KB is a common container limit; 600,000 KB is less than the reading of any of
+    // these once needed.
+    let all: &[Option<&str>] = &[None, Some("2000000"), Some("600000")];
+    let cases = [
+        (bomb.to_str().unwrap(), expands, all),
+        (numbers.as_str(), not_an_object, &[None, Some("600000")]),
+        (items.as_str(), not_an_object, &[None, Some("600000")]),
+    ];
+    for (file, message, limits) in cases {
+        for &kb in limits {
+            let Some(r) = run_limited(kb, &["whatif", "--snapshot", file, "-f", &pod]) else {
+                eprintln!("skipped: `ulimit -v` is not available here");
+                return;
+            };
+            refused(&r, &[file, message]);
+        }
+    }
+}
+
 #[test]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let dir = tempfile::tempdir().unwrap();
@@ -154,7 +231,8 @@ fn max_stops_at_the_limit_and_says_why() {
     let r = run(&max);
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(
-        r.out.contains("At least 500 more replica(s) fit: big 500"),
+        r.out
+            .contains("At least 500 more replica(s) fit without evicting anything: big 500"),
         "{}",
         r.out
     );
@@ -243,7 +321,11 @@ fn a_kind_that_is_not_a_string_is_said_so() {
 fn a_quoted_continuation_line_does_not_retype_an_object() {
     let pod = case("yaml-quoted-continuation-hides-object", "pod.yaml");
     for file in ["cluster.yaml", "document.yaml"] {
-        let r = whatif(&case("yaml-quoted-continuation-hides-object", file), &pod);
+        let r = whatif_with(
+            &case("yaml-quoted-continuation-hides-object", file),
+            &pod,
+            &["--scheduler-version", "1.37"],
+        );
         assert_eq!(r.code, 0, "{file}: {}{}", r.out, r.err);
         assert!(
             r.out.contains("on 1 node(s)") && r.err.is_empty(),
@@ -469,7 +551,11 @@ fn unknown_fields_in_a_dump_are_warned_about_once_per_field() {
             node("b")
         ),
     );
-    let r = whatif(&cluster, &case("max-runaway", "pod.yaml"));
+    let r = whatif_with(
+        &cluster,
+        &case("max-runaway", "pod.yaml"),
+        &["--scheduler-version", "1.37"],
+    );
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(
         r.err,
@@ -717,11 +803,7 @@ fn control_characters_from_the_cluster_never_reach_the_terminal() {
                 assert!(r.out.contains("\\x1b]0;PWNED\\x07"), "{args:?}: {}", r.out);
             }
             // Colour codes are ours only: no other escape or bell reaches the terminal.
-            let ours = ["1", "0", "2", "31", "32", "33", "39"]
-                .iter()
-                .fold(r.out.clone(), |out, code| {
-                    out.replace(&format!("\x1b[{code}m"), "")
-                });
+            let ours = without_our_colours(&r.out);
             assert!(
                 !ours.chars().any(|ch| ch.is_control() && ch != '\n'),
                 "{args:?}: {ours:?}"
@@ -736,6 +818,116 @@ fn control_characters_from_the_cluster_never_reach_the_terminal() {
     // JSON stays exact.
     let r = run(&["lease", "--snapshot", &c("leases.yaml"), "-o", "json"]);
     assert!(r.out.contains(r"\u001b]0;PWNED\u0007"), "{}", r.out);
+}
+
+/// Characters a cluster string may hold that must never reach a terminal as they are: the tool's
+/// own style markers (tag characters), bidirectional and zero-width controls, a line separator.
+const HIDDEN: &[char] = &[
+    '\u{E0001}',
+    '\u{E0062}',
+    '\u{E0064}',
+    '\u{E0067}',
+    '\u{E0072}',
+    '\u{E007F}',
+    '\u{202E}',
+    '\u{2066}',
+    '\u{2069}',
+    '\u{200B}',
+    '\u{FEFF}',
+    '\u{2028}',
+];
+
+/// Text as a terminal gets it holds no hidden character, and no escape sequence but our colours.
+fn shown_safely(what: &str, text: &str) {
+    if let Some(c) = text.chars().find(|c| HIDDEN.contains(c)) {
+        panic!("{what}: a raw {c:?} in:\n{text}");
+    }
+    assert!(
+        !without_our_colours(text)
+            .chars()
+            .any(|c| c.is_control() && c != '\n'),
+        "{what}: an escape sequence not ours in:\n{text:?}"
+    );
+}
+
+#[test]
+fn cluster_strings_cannot_forge_styles_or_reorder_text() {
+    let c = |f| case("terminal-style-forgery", f);
+    let cluster = c("cluster.yaml");
+    let leases = c("leases.yaml");
+    let pod = case("max-runaway", "pod.yaml");
+    let web = "default/web\u{E0001}\u{E0064}\u{200B}dim";
+    // Each command, and what it must show escaped.
+    let commands: [(Vec<&str>, &str); 8] = [
+        (
+            vec!["lease", "--snapshot", &leases, "-o", "wide"],
+            "evil\\u{e0001}\\u{e0062}-holder",
+        ),
+        (
+            vec![
+                "lease",
+                "kube-system/kube-scheduler",
+                "--snapshot",
+                &cluster,
+            ],
+            "evil\\u{e0001}\\u{e0062}-holder\\u{2066}_x",
+        ),
+        (vec!["lease", "--snapshot", &cluster], "evil\\u{e0001}"),
+        (
+            vec!["whatif", "--snapshot", &cluster, "-f", &pod],
+            "n1\\u{e0001}\\u{e0062}-evil\\u{202e}oi\\u{2066}\\u{200b}\\u{feff}\\u{2028}",
+        ),
+        (
+            vec!["whatif", "--snapshot", &cluster, "-f", &pod, "-o", "wide"],
+            "n1\\u{e0001}\\u{e0062}-evil",
+        ),
+        (
+            vec!["explain", web, "--snapshot", &cluster],
+            "\\u{e0001}\\u{e0067}fake\\u{e007f}\\u{e0067} \\u{202e}elbaliava\\u{2069} \\x1b[5m",
+        ),
+        (
+            vec!["explain", "-A", "--snapshot", &cluster, "-o", "wide"],
+            "default/web\\u{e0001}\\u{e0064}\\u{200b}dim",
+        ),
+        (
+            vec!["explain", "-A", "--snapshot", &cluster],
+            "default/web\\u{e0001}\\u{e0064}\\u{200b}dim",
+        ),
+    ];
+    for (args, escaped) in commands {
+        for colour in [&["--color", "always"][..], &["--color", "never"], &[]] {
+            let args = [&args[..], colour].concat();
+            let mut cmd = sched();
+            if colour.is_empty() {
+                cmd.env("NO_COLOR", "1");
+            }
+            let out = cmd.args(&args).output().unwrap();
+            let (stdout, stderr) = (
+                String::from_utf8(out.stdout).unwrap(),
+                String::from_utf8(out.stderr).unwrap(),
+            );
+            assert!(
+                out.status.code().is_some_and(|c| c < 2),
+                "{args:?}: {stderr}"
+            );
+            assert!(
+                stdout.contains(escaped),
+                "{args:?}: {escaped} not in:\n{stdout}"
+            );
+            shown_safely(&format!("{args:?} stdout"), &stdout);
+            shown_safely(&format!("{args:?} stderr"), &stderr);
+            assert_eq!(
+                stdout.contains('\x1b'),
+                colour.contains(&"always"),
+                "{args:?}: colour as asked:\n{stdout}"
+            );
+        }
+    }
+    // JSON and YAML stay exact.
+    let r = run(&["lease", "--snapshot", &leases, "-o", "json"]);
+    assert!(r.out.contains("evil\u{E0001}\u{E0062}-holder"), "{}", r.out);
+    let r = run(&["whatif", "--snapshot", &cluster, "-f", &pod, "-o", "yaml"]);
+    assert!(r.out.contains("\u{202E}oi\u{2066}"), "{}", r.out);
 }
 
 #[test]
@@ -981,6 +1173,6 @@ fn help_lists_the_commands_own_flags_first() {
         let output = r.out.find("Output:").unwrap();
         assert!(own < cluster && cluster < output, "{cmd}:\n{}", r.out);
         assert!(r.out[cluster..output].contains("--kubeconfig"), "{cmd}");
-        assert!(!r.out[cluster..].contains("--replicas"), "{cmd}");
+        assert!(!r.out[cluster..output].contains("--replicas"), "{cmd}");
     }
 }

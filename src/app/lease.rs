@@ -11,6 +11,7 @@ use crate::lease::{
     self, Clock, ClockSource, Inventory, NODE_LEASE_NAMESPACE, NodeRef, PodRef, Selection, Timings,
     table,
 };
+use crate::model::parse::LoadOptions;
 use crate::source::live::{self, LeasePlan, LeaseWatcher, Update};
 use crate::source::{Dump, file};
 use anyhow::anyhow;
@@ -143,7 +144,8 @@ struct Read {
 }
 
 fn read_file(path: &str, limits: file::Limits) -> Result<Read, Failure> {
-    let cluster = file::load_with(path, limits).map_err(Failure::bad_input)?;
+    let cluster =
+        file::load_with(path, limits, LoadOptions::default()).map_err(Failure::bad_input)?;
     for w in &cluster.warnings {
         warn(w);
     }

@@ -1,18 +1,22 @@
 //! The commands: glue from flags to sources, the pipeline and renderers. Errors carry the exit
 //! code a script can rely on.
 
+mod compare;
+mod complete;
 mod explain;
 mod lease;
 mod plan;
 mod profiles;
+mod reads_like;
 mod render;
+mod resource;
 mod snapshot;
 mod source;
 mod whatif;
 mod workload;
 
-use crate::cli::{Cli, Command, EXIT_CODES};
-use clap::{CommandFactory, Parser};
+use crate::cli::{Cli, Command};
+use clap::FromArgMatches;
 use std::fmt;
 
 pub const EXIT_FITS: i32 = 0;
@@ -83,15 +87,35 @@ pub fn main(plugin: Option<&str>) -> i32 {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    match plugin {
+        None => complete::complete_if_asked(),
+        Some(p) if complete::answer_kubectl(p) => return 0,
+        Some(_) => {}
+    }
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(sub) = plugin {
         args.insert(1.min(args.len()), sub.into());
     }
-    let cli = match Cli::try_parse_from(args) {
+    let args = crate::cli::node_selector_args(args);
+    let cmd = crate::cli::command(plugin);
+    // The command given: the plugin's, or the first word that names one.
+    let command = plugin
+        .map(str::to_string)
+        .or_else(|| {
+            args.iter()
+                .skip(1)
+                .filter_map(|a| a.to_str())
+                .find_map(|a| cmd.find_subcommand(a).map(|s| s.get_name().to_string()))
+        })
+        .unwrap_or_default();
+    let parsed = cmd
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_BAD_INPUT } else { 0 };
-            let _ = e.print();
+            let _ = kubectl_minded(e, &command, plugin).print();
             return code;
         }
     };
@@ -125,15 +149,68 @@ fn run(cli: Cli) -> Outcome {
     }
 }
 
-/// The completion script for a shell, generated from the flag definitions.
+/// The completion script for a shell: it asks `kubectl-sched` for the candidates of each <TAB>.
 pub fn completions(shell: clap_complete::Shell) -> String {
-    let mut cmd = Cli::command();
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "kubectl-sched", &mut buf);
-    String::from_utf8(buf).expect("completion scripts are UTF-8")
+    complete::script(shell)
 }
 
-#[doc(hidden)]
-pub fn exit_codes_help() -> &'static str {
-    EXIT_CODES
+pub use complete::delegate_to_plugin;
+
+/// A parse error as a kubectl user needs it: a kubectl flag the command does not take says
+/// which command takes it (not clap's `use '-- -l'`, which would pass it as a pod's name), and
+/// `-l` after a change flag reads as written (`--drain -l`), not as the hidden flag it became.
+fn kubectl_minded(e: clap::Error, command: &str, plugin: Option<&str>) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let spelled = |s: &str| {
+        crate::cli::NODE_SELECTOR_FLAGS
+            .iter()
+            .fold(s.to_string(), |s, f| {
+                s.replace(&format!("--{f}-selector"), &format!("--{f} -l"))
+            })
+    };
+    let arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.clone(),
+        _ => return e,
+    };
+    let mut cmd = crate::cli::command(plugin);
+    cmd.build();
+    let cmd = cmd.find_subcommand(command).unwrap_or(&cmd);
+    // Context cannot be taken out of an error: a new one gets what is kept.
+    let mut fresh = clap::Error::new(e.kind()).with_cmd(cmd);
+    for (kind, value) in e.context() {
+        let value = match (kind, value) {
+            (ContextKind::InvalidArg, _) => ContextValue::String(spelled(&arg)),
+            (ContextKind::SuggestedArg, _) | (ContextKind::Suggested, _)
+                if e.kind() == ErrorKind::UnknownArgument =>
+            {
+                continue;
+            }
+            (_, v) => v.clone(),
+        };
+        fresh.insert(kind, value);
+    }
+    if e.kind() != ErrorKind::UnknownArgument {
+        return fresh;
+    }
+    let tips: Vec<clap::builder::StyledStr> =
+        match crate::cli::kubectl_flag_tip(command, &arg, plugin) {
+            Some(tip) => vec![tip.into()],
+            None => {
+                if let Some(v) = e.get(ContextKind::SuggestedArg) {
+                    fresh.insert(ContextKind::SuggestedArg, v.clone());
+                }
+                match e.get(ContextKind::Suggested) {
+                    Some(ContextValue::StyledStrs(tips)) => tips
+                        .iter()
+                        .filter(|t| !t.to_string().contains("as a value, use"))
+                        .cloned()
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            }
+        };
+    if !tips.is_empty() {
+        fresh.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
+    }
+    fresh
 }

@@ -11,8 +11,10 @@ use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{self, GlobalArgs, Output, PlanArgs};
 use crate::framework::runner::Framework;
 use crate::model::cluster::Cluster;
+use crate::model::intern::Interner;
 use crate::model::intern::Str;
 use crate::model::node::{LABEL_HOSTNAME, Node};
+use crate::model::parse::{LoadOptions, Parse};
 use crate::plan::{self, daemonset, edit::Edit};
 use crate::source::{file, live};
 use anyhow::anyhow;
@@ -50,6 +52,13 @@ pub fn edits(args: &PlanArgs) -> Result<Vec<Edit>, Failure> {
                 cli::Edit::CloneNode(v) => Edit::clone_node(v).map_err(Failure::bad_input)?,
                 cli::Edit::DeletePod(v) => Edit::delete_pod(v).map_err(Failure::bad_input)?,
                 cli::Edit::Drain(n) => Edit::Drain(Str::new(n)),
+                cli::Edit::Selected {
+                    flag,
+                    selector,
+                    taint,
+                } => {
+                    Edit::selected(flag, selector, taint.as_deref()).map_err(Failure::bad_input)?
+                }
             })
         })
         .collect()
@@ -82,7 +91,12 @@ fn node_manifest(path: &str) -> Result<Node, Failure> {
             k8s.metadata.name.as_deref().unwrap_or("")
         )));
     }
-    let mut node = Node::from_k8s(&k8s).map_err(|e| bad(e.to_string()))?;
+    let strings = Interner::new();
+    let parse = Parse {
+        strings: &strings,
+        keep_api_objects: false,
+    };
+    let mut node = Node::from_k8s(&k8s, &parse).map_err(|e| bad(e.to_string()))?;
     if node.labels.get_str(LABEL_HOSTNAME).is_none() {
         node.labels.insert(Str::new(LABEL_HOSTNAME), node.name);
     }
@@ -141,7 +155,7 @@ pub fn whatif(
     }
     let drain = drain_options(&args.plan)?;
     let source = Source::open(global)?;
-    let cluster = source.load(&Default::default())?;
+    let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
         global,
         &args.scheduler,
@@ -149,6 +163,7 @@ pub fn whatif(
     )?;
     let mut workloads = Vec::new();
     let mut owners = Vec::new();
+    let mut replaced = Vec::new();
     if let Some((display, docs)) = documents {
         let several = docs.len() > 1;
         for (i, doc) in docs.into_iter().enumerate() {
@@ -164,6 +179,7 @@ pub fn whatif(
                 &cluster,
             )?;
             profile_for(&fws, &pod.scheduler_name)?;
+            replaced.extend(w.replaces.clone());
             workloads.push(match w.daemon_set {
                 Some(strategy) => {
                     let mut template = pod;
@@ -187,43 +203,52 @@ pub fn whatif(
         }
     }
     let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
+    cluster
+        .pods
+        .retain(|p| !replaced.iter().any(|r: &Arc<_>| r.uid == p.uid));
     for (w, namespace) in &owners {
         w.register_owner(&mut cluster, *namespace);
     }
-    let request = plan::Request {
-        edits,
+    let request = || plan::Request {
+        edits: edits.clone(),
         drain,
-        workloads,
+        workloads: workloads.clone(),
         pending: None,
         seed: args.plan.seed,
     };
-    report(global, &fws, cluster, request)
+    report(global, &fws, &args.scheduler, cluster, &request)
 }
 
-/// `explain --all-pending` with changes: the pending pods (of `-n`'s namespace when given) go
-/// through the queue on the changed cluster.
+/// `explain --all-pending` with changes: the pending pods (of `-n`'s namespace when given, those
+/// `-l` and `--field-selector` select) go through the queue on the changed cluster.
 pub fn all_pending(
     global: &GlobalArgs,
     args: &cli::ExplainArgs,
     source: &Source,
     edits: Vec<Edit>,
+    selected: plan::PodFilter,
 ) -> Outcome {
     let drain = drain_options(&args.plan)?;
-    let cluster = source.load(&Default::default())?;
+    let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
         global,
         &args.scheduler,
         release(&args.scheduler, source, &cluster)?,
     )?;
     let cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
-    let request = plan::Request {
-        edits,
+    // The selection is asked once per run (twice with --compare-to).
+    let selected = std::rc::Rc::new(selected);
+    let request = || plan::Request {
+        edits: edits.clone(),
         drain,
         workloads: Vec::new(),
-        pending: Some(global.namespace.as_deref().map(Str::new)),
+        pending: Some(Box::new({
+            let selected = selected.clone();
+            move |p: &crate::model::pod::Pod| selected(p)
+        })),
         seed: args.plan.seed,
     };
-    report(global, &fws, cluster, request)
+    report(global, &fws, &args.scheduler, cluster, &request)
 }
 
 fn drain_options(args: &PlanArgs) -> Result<plan::drain::Options, Failure> {
@@ -242,15 +267,26 @@ fn drain_options(args: &PlanArgs) -> Result<plan::drain::Options, Failure> {
     })
 }
 
-/// Runs the plan and prints its report; exit 1 unless it is safe.
+/// Runs the plan and prints its report; exit 1 unless it is safe. With `--compare-to`, runs it
+/// under both releases and prints what differs.
 fn report(
     global: &GlobalArgs,
     fws: &[Framework],
+    args: &cli::SchedulerArgs,
     cluster: Cluster,
-    request: plan::Request,
+    request: &dyn Fn() -> plan::Request,
 ) -> Outcome {
-    let seed = request.seed;
-    let plan = plan::run(fws, cluster, request).map_err(Failure::bad_input)?;
+    let seed = request().seed;
+    if let Some(others) = super::compare::other(global, args, fws[0].release)? {
+        let base = plan::run(fws, cluster.clone(), request()).map_err(Failure::bad_input)?;
+        let other = plan::run(&others, cluster, request()).map_err(Failure::bad_input)?;
+        return super::compare::plan(
+            global,
+            &plan::report::build(fws[0].release, seed, &base),
+            &plan::report::build(others[0].release, seed, &other),
+        );
+    }
+    let plan = plan::run(fws, cluster, request()).map_err(Failure::bad_input)?;
     let report = plan::report::build(fws[0].release, seed, &plan);
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,

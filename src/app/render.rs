@@ -30,11 +30,9 @@ pub fn table_options(global: &GlobalArgs) -> TableOptions {
         .ok()
         .and_then(|c| c.trim().parse::<u16>().ok())
         .filter(|&c| c > 0);
-    let from_tty = if std::io::stdout().is_terminal() {
-        comfy_table::Table::new().width()
-    } else {
-        None
-    };
+    let from_tty = terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(w, _)| w.0)
+        .filter(|&c| c > 0);
     let width = from_env.or(from_tty).unwrap_or(if wide { 400 } else { 80 });
     TableOptions {
         wide,

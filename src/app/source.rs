@@ -3,6 +3,7 @@
 use super::Failure;
 use crate::cli::GlobalArgs;
 use crate::model::cluster::{Cluster, ClusterBuilder, convert_pod};
+use crate::model::parse::LoadOptions;
 use crate::source::live::{self, Plan};
 use crate::source::{Dump, file};
 use anyhow::anyhow;
@@ -88,10 +89,11 @@ impl Source {
     }
 
     /// Reads and parses the cluster, printing one warning line per skipped or unreadable kind.
-    pub fn load(&self, plan: &Plan) -> Result<Arc<Cluster>, Failure> {
+    pub fn load(&self, plan: &Plan, options: LoadOptions) -> Result<Arc<Cluster>, Failure> {
         let cluster = match self {
             Source::File { path, limits } => {
-                let cluster = file::load_with(path, *limits).map_err(Failure::bad_input)?;
+                let cluster =
+                    file::load_with(path, *limits, options).map_err(Failure::bad_input)?;
                 // What the snapshot's own read could not see.
                 for w in &cluster.meta.incomplete {
                     super::render::warn(&format!("{path} is incomplete: {w}"));
@@ -100,7 +102,7 @@ impl Source {
             }
             Source::Live(l) => {
                 let dump = self.read_live(plan).expect("a live source")?;
-                from_dump(dump).map_err(|e| {
+                from_dump(dump, options).map_err(|e| {
                     Failure::cluster(anyhow!(
                         "the cluster at {} holds objects kubectl-sched cannot read:\n{e}",
                         l.target.server()
@@ -130,9 +132,12 @@ pub fn limits(global: &GlobalArgs) -> file::Limits {
 }
 
 /// Builds the cluster of a live read, converting pods in parallel as the file source does.
-fn from_dump(mut dump: Dump) -> Result<Cluster, crate::model::error::ObjectErrors> {
+fn from_dump(
+    mut dump: Dump,
+    options: LoadOptions,
+) -> Result<Cluster, crate::model::error::ObjectErrors> {
     use rayon::prelude::*;
-    let mut builder = ClusterBuilder::new();
+    let mut builder = ClusterBuilder::new(options);
     for w in std::mem::take(&mut dump.warnings) {
         builder.warn(w);
     }
@@ -140,7 +145,11 @@ fn from_dump(mut dump: Dump) -> Result<Cluster, crate::model::error::ObjectError
     for o in dump.into_objects() {
         builder.add(o);
     }
-    let converted: Vec<_> = pods.into_par_iter().map(convert_pod).collect();
+    let parse = builder.parse();
+    let converted: Vec<_> = pods
+        .into_par_iter()
+        .map(|p| convert_pod(p, &parse))
+        .collect();
     for pod in converted {
         builder.add_pod(pod);
     }

@@ -1,19 +1,33 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
+use super::compare;
 use super::plan;
-use super::profiles::{frameworks, keep_objects_for_extenders, profile_for, release};
+use super::profiles::{frameworks, load_options, profile_for, release};
 use super::render::{print_structured, print_text, table_options};
 use super::source::{Source, limits};
 use super::workload::load_pod;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, WhatifArgs};
 use crate::explain;
+use crate::framework::runner::Framework;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
+use crate::model::cluster::Cluster;
+use crate::model::pod::Pod;
 use crate::source::file;
 use anyhow::anyhow;
 use std::io::IsTerminal;
 use std::sync::Arc;
+
+/// The cluster without the pod a Pod manifest replaces.
+pub fn without_replaced(cluster: Arc<Cluster>, replaced: Option<&Pod>) -> Arc<Cluster> {
+    let Some(gone) = replaced else {
+        return cluster;
+    };
+    let mut c = Arc::unwrap_or_clone(cluster);
+    c.pods.retain(|p| p.uid != gone.uid);
+    Arc::new(c)
+}
 
 pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     // The file and the changes first: a typo should not wait for a cluster read.
@@ -40,9 +54,8 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         )));
     };
     let document = (display, docs.remove(0));
-    keep_objects_for_extenders(&args.scheduler);
     let source = Source::open(global)?;
-    let cluster = source.load(&Default::default())?;
+    let cluster = source.load(&Default::default(), load_options(&args.scheduler))?;
     let display = document.0.clone();
     let (pod, workload) = load_pod(
         document,
@@ -50,6 +63,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         &source.namespace(global),
         &cluster,
     )?;
+    let cluster = without_replaced(cluster, workload.replaces.as_deref());
     let fws = frameworks(
         global,
         &args.scheduler,
@@ -57,6 +71,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     )?;
     let fw = profile_for(&fws, &pod.scheduler_name)
         .map_err(|f| Failure::bad_input(anyhow!("{display}: {}", f.error)))?;
+    let others = compare::other(global, &args.scheduler, fw.release)?;
     let replicas = if args.max {
         Some(args.limit)
     } else {
@@ -77,6 +92,9 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         let snapshot = Snapshot::new(cluster, None);
         let result = fw.schedule(&snapshot, &pod);
         let explanation = explain::build(fw, &snapshot, &pod, &result);
+        if let Some(others) = &others {
+            return compare::pod(global, others, &snapshot, &pod, &explanation);
+        }
         render(global, &explanation)?;
         return Ok(if explanation.fits() {
             EXIT_FITS
@@ -86,27 +104,36 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     };
     let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
     workload.register_owner(&mut cluster, pod.namespace);
-    let mut snapshot = Snapshot::new(Arc::new(cluster), None);
+    let cluster = Arc::new(cluster);
     // `--max` stops at the first replica that fits nowhere, or at `--limit`: a node that takes
     // a billion pods of this shape would otherwise be filled one by one.
     let limit = if args.max {
-        replicas.min(max_replicas(&snapshot))
+        replicas.min(max_replicas(&Snapshot::new(cluster.clone(), None)))
     } else {
         replicas
     };
-    let mut progress = Progress::new();
-    let seq =
-        sequence::place_reporting(fw, &mut snapshot, &pod, limit, &mut |n| progress.placed(n));
-    progress.done();
-    let report = explain::placement::build(
-        fw.release,
-        &snapshot,
-        &pod,
-        workload.description.as_deref(),
-        (!args.max).then_some(replicas),
-        args.max.then_some(args.limit),
-        &seq,
-    );
+    // Up to `limit` replicas placed by `fw`: the report, and the cluster they leave.
+    let place = |fw: &Framework, limit: usize| {
+        let mut snapshot = Snapshot::new(cluster.clone(), None);
+        let mut progress = Progress::new();
+        let seq =
+            sequence::place_reporting(fw, &mut snapshot, &pod, limit, &mut |n| progress.placed(n));
+        progress.done();
+        let report = explain::placement::build(
+            fw.release,
+            &snapshot,
+            &pod,
+            workload.description.as_deref(),
+            (!args.max).then_some(replicas),
+            args.max.then_some(args.limit),
+            &seq,
+        );
+        (report, snapshot)
+    };
+    if let Some(others) = &others {
+        return compare::placements(global, others, &place, (fw, &pod, limit));
+    }
+    let (report, _) = place(fw, limit);
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
         Output::Table | Output::Wide => print_text(

@@ -9,10 +9,10 @@
 use super::Failure;
 use super::render::warn;
 use crate::model::cluster::Cluster;
-use crate::model::intern::Str;
+use crate::model::field::{Errors, quoted};
+use crate::model::intern::{Interner, Str};
 use crate::model::labels::{Labels, Requirement, Selector};
 use crate::model::pod::Pod;
-use crate::model::validate::{Errors, quoted};
 use crate::model::{defaults, validate};
 use crate::source::decode;
 use anyhow::anyhow;
@@ -39,6 +39,8 @@ pub struct Workload {
     pub object: Option<String>,
     /// The controller the pods would have, to register so default spreading finds it.
     owner: Option<(OwnerKind, Str, Option<Selector>, Option<Labels>)>,
+    /// The cluster's pod of the same namespace and name, which a Pod manifest replaces.
+    pub replaces: Option<std::sync::Arc<crate::model::pod::Pod>>,
 }
 
 /// `spec.updateStrategy.type` of a DaemonSet.
@@ -150,7 +152,7 @@ fn template_labels(t: &Template) -> BTreeMap<String, String> {
 
 /// The workload's selector must select its own template (`selector` does not match template
 /// `labels`), and may not be empty.
-fn selects_template(t: &mut Template, kind: &str) {
+fn selects_template(t: &mut Template, kind: &str, strings: &Interner) {
     let labels = template_labels(t);
     let Some(sel) = &t.selector else {
         t.errors.push("spec.selector", "Required value");
@@ -168,9 +170,9 @@ fn selects_template(t: &mut Template, kind: &str) {
         );
         return;
     }
-    match Selector::from_label_selector(Some(sel)) {
+    match Selector::from_label_selector(Some(sel), strings) {
         Err(e) => t.errors.push("spec.selector", e),
-        Ok(s) if !s.matches(&Labels::from_map(&labels)) => t.errors.push(
+        Ok(s) if !s.matches(&Labels::from_map(&labels, strings)) => t.errors.push(
             "spec.template.metadata.labels",
             format!(
                 "Invalid value: {}: `selector` does not match template `labels`",
@@ -186,6 +188,7 @@ fn decode_template(
     object: &str,
     kind: &str,
     value: &Value,
+    strings: &Interner,
 ) -> Result<Template, Failure> {
     let mut t = match kind {
         "Deployment" => {
@@ -295,7 +298,7 @@ fn decode_template(
         replicas_field(&mut t.errors, "spec.replicas", t.replicas);
         let template = t.template.clone();
         restart_policy(&mut t.errors, "spec", template.as_ref(), &["Always"]);
-        selects_template(&mut t, kind);
+        selects_template(&mut t, kind, strings);
     }
     if t.template.as_ref().is_none_or(|t| t.spec.is_none()) {
         let at = if kind == "CronJob" {
@@ -332,7 +335,12 @@ fn job_template(meta: ObjectMeta, spec: JobSpec, at: &str) -> Template {
 }
 
 /// Reads a Pod or a workload's pod template; `namespace` is where an object without one goes.
-pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Workload, Failure> {
+pub fn from_value(
+    display: &str,
+    value: Value,
+    namespace: &str,
+    strings: &Interner,
+) -> Result<Workload, Failure> {
     let kind = kind_of(display, &value)?.to_string();
     let meta = value.get("metadata");
     let field = |key: &str| {
@@ -353,9 +361,10 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
             description: None,
             object: None,
             owner: None,
+            replaces: None,
         });
     }
-    let t = decode_template(display, &object, &kind, &value)?;
+    let t = decode_template(display, &object, &kind, &value, strings)?;
     if !t.errors.0.is_empty() {
         return Err(Failure::bad_input(anyhow!(
             "{display}: {object} is invalid:\n  {}",
@@ -366,7 +375,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
     let template = t.template.unwrap_or_default();
     let mut compiled = match (&t.selector, kind.as_str()) {
         (_, "ReplicationController" | "Job" | "CronJob" | "DaemonSet") | (None, _) => None,
-        (Some(sel), _) => Selector::from_label_selector(Some(sel)).ok(),
+        (Some(sel), _) => Selector::from_label_selector(Some(sel), strings).ok(),
     };
     let mut pod_meta = template.metadata.unwrap_or_default();
     pod_meta.namespace = t.meta.namespace.clone();
@@ -397,7 +406,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
             OwnerKind::ReplicationController,
             Str::new(&name),
             None,
-            rc_selector.map(Labels::from_map),
+            rc_selector.map(|l| Labels::from_map(l, strings)),
         )),
         _ => None,
     };
@@ -440,6 +449,7 @@ pub fn from_value(display: &str, value: Value, namespace: &str) -> Result<Worklo
         description: Some(format!("{kind} {name}")),
         object: Some(object),
         owner,
+        replaces: None,
     })
 }
 
@@ -480,7 +490,12 @@ pub fn load_pod(
     namespace: &str,
     cluster: &Cluster,
 ) -> Result<(Pod, Workload), Failure> {
-    let mut w = from_value(&display, value, namespace)?;
+    let mut w = from_value(&display, value, namespace, &cluster.strings)?;
+    let exported = if w.object.is_none() {
+        as_new(&mut w.pod)
+    } else {
+        Vec::new()
+    };
     let pod = &mut w.pod;
     if pod.metadata.name.as_deref().is_none_or(str::is_empty)
         && let Some(prefix) = pod.metadata.generate_name.clone()
@@ -495,6 +510,17 @@ pub fn load_pod(
         )));
     }
     defaults::pod(pod, namespace);
+    if w.object.is_none() {
+        let (ns, name) = (
+            pod.metadata.namespace.as_deref().unwrap_or(namespace),
+            pod.metadata.name.as_deref().unwrap_or(""),
+        );
+        w.replaces = cluster.find_pod(ns, name).cloned();
+        if let Some(note) = new_pod_note(&exported, w.replaces.as_deref()) {
+            warn(&format!("{display}: Pod {ns}/{name} {note}"));
+        }
+    }
+    let pod = &mut w.pod;
     let object = w.object.clone().unwrap_or_else(|| {
         format!(
             "Pod {}/{}",
@@ -509,16 +535,13 @@ pub fn load_pod(
         // namespace are the workload's own.
         let errors = match &w.object {
             None => errors,
-            Some(_) => validate::Errors(
+            Some(_) => Errors(
                 errors
                     .0
                     .into_iter()
                     .map(|e| match e.field.as_str() {
                         "metadata.name" | "metadata.namespace" => e,
-                        _ => validate::Errors(vec![e])
-                            .within("spec.template")
-                            .0
-                            .remove(0),
+                        _ => Errors(vec![e]).within("spec.template").0.remove(0),
                     })
                     .collect(),
             ),
@@ -555,6 +578,72 @@ pub fn load_pod(
     {
         warn(&format!("{display}: {warning}"));
     }
-    let parsed = Pod::from_k8s(pod).map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
+    let parsed = Pod::from_k8s(pod, &cluster.parse())
+        .map_err(|e| Failure::bad_input(anyhow!("{display}: {e}")))?;
     Ok((parsed, w))
+}
+
+/// Clears what a bound pod read back from a cluster carries (`kubectl get pod -o yaml`): its
+/// node, status and identity, so it is scheduled as a new pod rather than pinned to its old
+/// node. A `spec.nodeName` without the marks of an exported object (uid, resourceVersion,
+/// creationTimestamp, managedFields) is a manifest's own and stays: the NodeName plugin reads it.
+/// Returns the fields that were set.
+fn as_new(pod: &mut k8s_openapi::api::core::v1::Pod) -> Vec<&'static str> {
+    let m = &pod.metadata;
+    let exported = m.uid.is_some()
+        || m.resource_version.is_some()
+        || m.creation_timestamp.is_some()
+        || m.managed_fields.is_some();
+    let bound = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .is_some_and(|n| !n.is_empty());
+    if !(exported && bound) {
+        return Vec::new();
+    }
+    let mut dropped = vec!["spec.nodeName"];
+    let mut drop = |set: bool, field: &'static str| {
+        if set {
+            dropped.push(field);
+        }
+    };
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.node_name = None;
+    }
+    drop(pod.status.take().is_some(), "status");
+    let m = &mut pod.metadata;
+    drop(m.uid.take().is_some(), "metadata.uid");
+    drop(
+        m.resource_version.take().is_some(),
+        "metadata.resourceVersion",
+    );
+    drop(
+        m.creation_timestamp.take().is_some(),
+        "metadata.creationTimestamp",
+    );
+    drop(m.managed_fields.take().is_some(), "metadata.managedFields");
+    drop(
+        m.deletion_timestamp.take().is_some(),
+        "metadata.deletionTimestamp",
+    );
+    drop(m.generation.take().is_some(), "metadata.generation");
+    dropped
+}
+
+/// The one line that says a pod is placed as new: what was dropped from it, and the bound pod
+/// of the cluster it replaces (replacing a pending one changes nothing worth a line).
+fn new_pod_note(dropped: &[&str], replaces: Option<&Pod>) -> Option<String> {
+    let replaced = replaces
+        .and_then(|p| p.node_name)
+        .map(|node| format!("it replaces the cluster's pod of that name, taken off {node} first"));
+    match (dropped, replaced) {
+        ([], None) => None,
+        ([], Some(r)) => Some(format!("is placed as a new pod: {r}")),
+        (d, r) => Some(format!(
+            "is placed as a new pod, without its {}{}",
+            d.join(", "),
+            r.map(|r| format!("; {r}")).unwrap_or_default()
+        )),
+    }
 }

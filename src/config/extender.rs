@@ -3,6 +3,7 @@
 
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// `DefaultExtenderTimeout`: the `httpTimeout` of an extender that sets none.
@@ -45,12 +46,15 @@ pub struct ExtenderConfig {
     pub node_cache_capable: bool,
     pub managed_resources: Vec<ManagedResource>,
     pub ignorable: bool,
+    /// `url_prefix` as the `'static` name statuses and scores carry, made once.
+    pub(crate) name: OnceLock<&'static str>,
 }
 
 impl ExtenderConfig {
     /// `Name()`: upstream names an extender by its URL prefix, in scores and statuses alike.
     pub fn name(&self) -> &'static str {
-        Str::new(&self.url_prefix).as_str()
+        self.name
+            .get_or_init(|| Str::new(&self.url_prefix).as_str())
     }
 
     pub fn is_filter(&self) -> bool {

@@ -3,9 +3,9 @@
 use super::Profile;
 use super::args::Args;
 use super::duration;
-use super::field::{FieldError, Path, Value, qualified_name_errors};
 use super::profile::{ExtensionPoint, PluginSet};
 use super::v1::Configuration;
+use crate::model::field::{FieldError, Path, Value, qualified_name_errors};
 use crate::model::resource;
 use crate::release::Features;
 

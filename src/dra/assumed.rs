@@ -6,13 +6,14 @@ use super::allocator::{DeviceLocation, DeviceResult};
 use crate::model::dra::objects::{
     AllocatedDevice, AllocatedState, Allocation, Claim, ClaimSpec, Dra, node_name_selector,
 };
-use crate::model::intern::Str;
+use crate::model::intern::{Entry, Interner, Str};
 use crate::model::pod::{ClaimSource, Pod};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The name of the in-memory claim for extended resources (`specialClaimInMemName`).
 pub const EXTENDED_CLAIM_IN_MEMORY: &str = "<extended-resources>";
+pub static EXTENDED_CLAIM_IN_MEMORY_NAME: Entry = Entry::constant(EXTENDED_CLAIM_IN_MEMORY);
 
 /// The devices Reserve would allocate to one claim on the chosen node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,20 +73,27 @@ impl AssumedClaims {
 
     /// Records what Reserve allocated for `pod` on `node`: the claims become allocated there,
     /// reserved for the pod, and their devices taken.
-    pub fn allocate(&mut self, dra: &Dra, pod: &Pod, node: Str, allocations: &[ClaimAllocation]) {
+    pub fn allocate(
+        &mut self,
+        dra: &Dra,
+        strings: &Interner,
+        pod: &Pod,
+        node: Str,
+        allocations: &[ClaimAllocation],
+    ) {
         for a in allocations {
             let mut claim = match self.claim(dra, pod.namespace, a.claim) {
                 Some(c) => Claim::clone(c),
                 // The in-memory claim for extended resources gets a name when PreBind creates it.
                 None if a.claim == EXTENDED_CLAIM_IN_MEMORY => extended_resource_claim(
                     pod,
-                    Str::new(format!("{}-extended-resources", pod.name)),
-                    Str::new(format!("{}/extended-resources", pod.uid)),
+                    strings.intern(format!("{}-extended-resources", pod.name)),
+                    strings.intern(format!("{}/extended-resources", pod.uid)),
                 ),
                 None => continue,
             };
             let node_selectors = if a.devices.iter().any(|d| d.location == DeviceLocation::Node) {
-                vec![node_name_selector(node)]
+                vec![node_name_selector(node, strings)]
             } else {
                 let mut v = Vec::new();
                 for d in &a.devices {
@@ -102,10 +110,12 @@ impl AssumedClaims {
                     .devices
                     .iter()
                     .map(|d| AllocatedDevice {
-                        request: Str::new(&d.request),
+                        request: strings.intern(&d.request),
                         id: d.id,
                         admin_access: d.admin_access,
-                        share_id: d.shared.then(|| Str::new(format!("{}-{}", pod.name, d.id))),
+                        share_id: d
+                            .shared
+                            .then(|| strings.intern(format!("{}-{}", pod.name, d.id))),
                         consumed_capacity: d.consumed_capacity.clone(),
                         binding_conditions: Vec::new(),
                         binding_failure_conditions: Vec::new(),

@@ -13,7 +13,7 @@ use crate::framework::status::{Code, Status};
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
 use crate::plugins::dynamic_resources;
-use crate::release::ReleaseChoice;
+use crate::release::{Release, ReleaseChoice};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -59,6 +59,11 @@ pub struct NodeExplanation {
     /// devices there that could serve it and why the others cannot.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<RequestCensus>,
+    /// Where DynamicResources rejected the node only because this release's allocator keeps
+    /// what a device it rejected or backtracked from took: the release that gives it back and
+    /// allocates the pod's claims here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocator_fixed_in: Option<Release>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -240,6 +245,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 scores: BTreeMap::new(),
                 total: None,
                 devices: Vec::new(),
+                allocator_fixed_in: None,
             };
             if let Some(g) = &r.gated {
                 e.stage = Some(Stage::PreEnqueue);
@@ -280,6 +286,8 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         if e.all_reasons.contains_key(dynamic_resources::NAME) {
                             let cx = crate::framework::plugin::Cx { pod, snapshot };
                             e.devices = dynamic_resources::device_report(&fw.features, &cx, ni);
+                            e.allocator_fixed_in =
+                                dynamic_resources::allocator_fixed_in(&fw.features, &cx, ni);
                         }
                     }
                     // A plugin's error stopped the cycle: no node has a verdict.

@@ -1,6 +1,6 @@
 //! The report of a replica placement (`whatif --replicas N` / `--max`), its schema and table.
 
-use crate::framework::sequence::Sequence;
+use crate::framework::sequence::{Preemption, Sequence};
 use crate::framework::snapshot::Snapshot;
 use crate::model::pod::Pod;
 use crate::release::ReleaseChoice;
@@ -44,10 +44,19 @@ pub struct PlacementReport {
     pub per_zone: BTreeMap<String, usize>,
     /// Why the next replica fits nowhere: its FailedScheduling message.
     pub stopped: Option<String>,
+    /// What DefaultPreemption would do next for that replica: evict `victims` pods on `node`
+    /// and nominate the node. Null when it makes no room, or does not run.
+    pub preemption: Option<NextPreemption>,
     /// `--max` stopped at this bound (`--limit`) while replicas still fit.
     pub limit: Option<usize>,
     /// Placements where several nodes tied: another run of the real scheduler may differ there.
     pub ties: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NextPreemption {
+    pub node: String,
+    pub victims: usize,
 }
 
 pub fn build(
@@ -93,6 +102,13 @@ pub fn build(
         per_node,
         per_zone,
         stopped: seq.stopped.clone(),
+        preemption: match &seq.preemption {
+            Some(Preemption::Nominates { node, victims }) => Some(NextPreemption {
+                node: node.to_string(),
+                victims: *victims,
+            }),
+            Some(Preemption::NoRoom) | None => None,
+        },
         limit: limit.filter(|&l| seq.stopped.is_none() && seq.placements.len() == l),
         ties: seq.placements.iter().filter(|p| p.ties > 1).count(),
     }
@@ -118,7 +134,7 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         style.bold(&r.pod),
         r.priority,
         r.num_nodes,
-        style.dim(&r.scheduler.describe())
+        r.scheduler.header(style, opts.width)
     );
     let mut t = Table::new(vec![
         Column::new("REPLICA", Fit::Keep),
@@ -180,7 +196,7 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
             let last = r.placements.last().map_or("", |p| p.node.as_str());
             let _ = writeln!(
                 out,
-                "{} {} more replica(s) fit{placed_on}",
+                "{} {} more replica(s) fit without evicting anything{placed_on}",
                 style.good("At least"),
                 r.placed
             );
@@ -193,7 +209,7 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         (None, None) => {
             let _ = writeln!(
                 out,
-                "{} {} more replica(s) fit{placed_on}",
+                "{} {} more replica(s) fit without evicting anything{placed_on}",
                 style.good("At most"),
                 r.placed
             );
@@ -204,11 +220,34 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         let _ = writeln!(out, "By zone: {}", zones.join(", "));
     }
     if let Some(msg) = &r.stopped {
-        let _ = writeln!(
-            out,
-            "{} {msg}",
-            style.bad(&format!("Replica {} fits nowhere:", r.placed + 1))
-        );
+        let next = r.placed + 1;
+        // kube-scheduler's message may say that preemption found a placement (1.37 does): the
+        // replica fits nowhere as the cluster stands, and preempting is what would come next.
+        match &r.preemption {
+            Some(p) => {
+                let _ = writeln!(
+                    out,
+                    "{} {msg}",
+                    style.bad(&format!(
+                        "Replica {next} fits on no node without evicting pods:"
+                    ))
+                );
+                let _ = writeln!(
+                    out,
+                    "{} DefaultPreemption would evict {} pod(s) on {} and nominate that node for replica {next}",
+                    style.warn("Next:"),
+                    p.victims,
+                    p.node
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{} {msg}",
+                    style.bad(&format!("Replica {next} fits nowhere:"))
+                );
+            }
+        }
     }
     if r.ties > 0 {
         let _ = writeln!(

@@ -53,7 +53,7 @@ fn why(n: &NodeExplanation) -> String {
     out
 }
 
-fn header(e: &Explanation, style: Style) -> String {
+fn header(e: &Explanation, style: Style, width: u16) -> String {
     format!(
         "{} {} (priority {}, profile {}) on {} node(s)\n{}\n",
         style.bold("Pod"),
@@ -61,13 +61,13 @@ fn header(e: &Explanation, style: Style) -> String {
         e.priority,
         e.profile,
         e.num_nodes,
-        style.dim(&e.scheduler.describe())
+        e.scheduler.header(style, width)
     )
 }
 
 pub fn render(e: &Explanation, opts: TableOptions) -> String {
     let style = opts.style;
-    let mut out = header(e, style);
+    let mut out = header(e, style, opts.width);
     if e.prefilter.plugin == "SchedulingGates" {
         let _ = writeln!(
             out,
@@ -235,7 +235,13 @@ fn devices(e: &Explanation, style: Style, out: &mut String) {
         }
         let constraints: BTreeSet<&String> =
             n.devices.iter().flat_map(|r| &r.constraints).collect();
-        if all_served && !constraints.is_empty() {
+        if let Some(fixed) = n.allocator_fixed_in {
+            let _ = writeln!(
+                out,
+                "    the allocator of {} keeps the shared counters and constraint entries of devices it tried and gave up; from {fixed} on it gives them back and allocates here",
+                e.scheduler.release
+            );
+        } else if all_served && !constraints.is_empty() {
             let list: Vec<&str> = constraints.iter().map(|c| c.as_str()).collect();
             let _ = writeln!(
                 out,

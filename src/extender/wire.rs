@@ -5,8 +5,10 @@
 
 use crate::framework::extender::{FilterResult, HostPriority, MetaVictims, VictimsOnNode};
 use crate::model::api_object::ApiObject;
+use crate::model::intern::Interner;
 use crate::model::node::Node;
 use crate::model::node_info::NodeInfo;
+use crate::model::parse::Parse;
 use crate::model::pod::Pod;
 use k8s_openapi::api::core::v1 as k8s;
 use serde::de::{DeserializeOwned, MapAccess, Visitor};
@@ -296,13 +298,20 @@ struct NodeListIn {
 fn returned_nodes(list: &RawValue) -> Result<Vec<Arc<Node>>, String> {
     let list: NodeListIn = serde_json::from_str(list.get())
         .map_err(|e| format!("json: cannot unmarshal into Go struct field ExtenderFilterResult.Nodes of type v1.NodeList: {e}"))?;
+    let strings = Interner::new();
     list.items
         .unwrap_or_default()
         .into_iter()
         .map(|item| {
             let object: k8s::Node = serde_json::from_str(item.get())
                 .map_err(|e| format!("a returned Node does not decode: {e}"))?;
-            let mut node = Node::from_k8s(&object).map_err(|e| format!("a returned {e}"))?;
+            // Kept as received below, not re-serialised.
+            let parse = Parse {
+                strings: &strings,
+                keep_api_objects: false,
+            };
+            let mut node =
+                Node::from_k8s(&object, &parse).map_err(|e| format!("a returned {e}"))?;
             node.api_object = Some(Arc::from(item));
             Ok(Arc::new(node))
         })

@@ -142,7 +142,7 @@ pub struct Feasible {
     pub index: usize,
     /// Built from the Node object an extender returned: kube-scheduler goes on with a fresh
     /// NodeInfo without the node's pods (kubernetes/kubernetes#141781).
-    pub fresh: Option<NodeInfo>,
+    pub fresh: Option<Box<NodeInfo>>,
 }
 
 impl Feasible {
@@ -151,7 +151,7 @@ impl Feasible {
     }
 
     pub fn info<'a>(&'a self, snapshot: &'a Snapshot) -> &'a NodeInfo {
-        self.fresh.as_ref().unwrap_or(&snapshot.nodes[self.index])
+        self.fresh.as_deref().unwrap_or(&snapshot.nodes[self.index])
     }
 }
 
@@ -216,7 +216,7 @@ pub fn find_nodes_that_pass(
             }
         };
         let mut reject = |node: &str, status: Status| {
-            let node = Str::new(node);
+            let node = snapshot.cluster.strings.intern(node);
             statuses.by_node.insert(node, status.clone());
             out.rejected.push((node, status));
         };
@@ -267,7 +267,8 @@ fn passed_nodes(
     match (r.node_names, r.nodes) {
         (Some(names), _) if cfg.node_cache_capable => {
             for n in names {
-                let i = position(Str::new(&n)).ok_or_else(|| not_in_input(&n))?;
+                let i = position(snapshot.cluster.strings.intern(&n))
+                    .ok_or_else(|| not_in_input(&n))?;
                 passed.push(input[i].clone());
             }
         }
@@ -278,7 +279,7 @@ fn passed_nodes(
                 let i = position(node.name).ok_or_else(|| not_in_input(node.name.as_str()))?;
                 passed.push(Feasible {
                     index: input[i].index,
-                    fresh: Some(NodeInfo::new(node, Default::default())),
+                    fresh: Some(Box::new(NodeInfo::new(node, Default::default()))),
                 });
             }
         }
@@ -305,6 +306,9 @@ pub fn prioritize(
         .iter()
         .filter(|e| e.config().is_interested(pod))
         .collect();
+    if interested.is_empty() {
+        return Vec::new();
+    }
     let replies: Vec<Option<Reply<Vec<HostPriority>>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = interested
             .iter()
@@ -319,10 +323,10 @@ pub fn prioritize(
             .map(|h| h.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
             .collect()
     });
-    let index: HashMap<Str, usize> = nodes
+    let index: HashMap<&str, usize> = nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| (n.name(), i))
+        .map(|(i, n)| (n.name().as_str(), i))
         .collect();
     let mut out: Vec<Vec<(&'static str, i64)>> = vec![Vec::new(); nodes.len()];
     for (ext, reply) in interested.iter().zip(replies) {
@@ -346,7 +350,7 @@ pub fn prioritize(
         let scale = super::MAX_NODE_SCORE / MAX_EXTENDER_PRIORITY;
         for hp in list {
             // Hosts the request did not name have no row to add to.
-            if let Some(&i) = Str::existing(&hp.host).and_then(|h| index.get(&h)) {
+            if let Some(&i) = index.get(hp.host.as_str()) {
                 out[i].push((name, hp.score.wrapping_mul(cfg.weight).wrapping_mul(scale)));
             }
         }
@@ -439,7 +443,10 @@ fn to_candidates(
 ) -> Result<Vec<Candidate>, String> {
     let mut out = Vec::new();
     for (node, meta) in returned {
-        let info = Str::existing(&node)
+        let info = snapshot
+            .cluster
+            .strings
+            .get(&node)
             .and_then(|n| snapshot.get(n))
             .ok_or_else(|| format!("nodeinfo not found for node name {node:?}"))?;
         let meta = meta.unwrap_or_default();
@@ -485,6 +492,10 @@ mod tests {
     use super::*;
     use crate::config::extender::ManagedResource;
     use crate::explain::{self, Explanation, Stage};
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::plugins::registry::default_framework;
     use crate::release::Release;
     use crate::testing::{cluster, node, pod};
@@ -602,9 +613,12 @@ mod tests {
 
     fn run(items: Vec<Value>, p: Value, extenders: &[&Arc<Scripted>]) -> Explanation {
         let c = cluster(items);
-        let p = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
+        let p = crate::model::cluster::convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let snapshot = Snapshot::new(c, None);
         let mut fw = default_framework(Release::OLDEST.into());
         fw.extenders = extenders.iter().map(|e| e.config.clone()).collect();
@@ -859,6 +873,7 @@ mod tests {
             let c = cluster(full_nodes());
             let p = crate::model::cluster::convert_pod(
                 serde_json::from_value(pod("ns/new", None, "1", 100, json!({}))).unwrap(),
+                &Parse::new(&Interner::new()),
             )
             .unwrap()
             .into_pod();

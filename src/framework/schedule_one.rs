@@ -140,14 +140,14 @@ impl CycleResult {
     }
 }
 
-/// How one node fared in `findNodesThatFitPod`.
+/// How one node fared in `findNodesThatFitPod`; small, since there is one per node per cycle.
 enum Verdict {
     Fits,
     /// The first failure, unless it is the node's cached first node-local failure
     /// (`Mode::Decide` with a cache), which stays in the cache until it is needed.
-    Fails(Option<Status>),
+    Fails(Option<Box<Status>>),
     /// Every filter's verdict (`Mode::Explain`).
-    Explained(NodeFilterResult),
+    Explained(Box<NodeFilterResult>),
 }
 
 /// What `findNodesThatFitPod` found.
@@ -357,9 +357,9 @@ impl Framework {
                 _ => {
                     let r = self.run_filter_plugins_with_nominated_pods(cx, state, node, mode);
                     let verdict = match mode {
-                        Mode::Explain => Verdict::Explained(r),
+                        Mode::Explain => Verdict::Explained(Box::new(r)),
                         Mode::Decide => match r.first {
-                            Some(s) => Verdict::Fails(Some(s)),
+                            Some(s) => Verdict::Fails(Some(Box::new(s))),
                             None => Verdict::Fits,
                         },
                     };
@@ -370,7 +370,7 @@ impl Framework {
         // With only cached node-local filters to consult, a node is a few reads: cheaper on
         // this thread than handed out.
         let cheap = plan.as_ref().is_some_and(|p| p.global.is_empty());
-        let judged: Vec<(Verdict, Option<Learned>)> =
+        let judged: Vec<(Verdict, Option<Box<Learned>>)> =
             if !cheap && self.parallel_over(candidates.len()) {
                 candidates.par_iter().map(judge).collect()
             } else {
@@ -385,14 +385,14 @@ impl Framework {
         let score_plugins = self.score.len();
         for (&i, (verdict, learned)) in candidates.iter().zip(judged) {
             if let (Some(c), Some(l)) = (cache.as_deref_mut(), learned) {
-                c.learn(i, &snapshot.nodes[i], score_plugins, l);
+                c.learn(i, &snapshot.nodes[i], score_plugins, *l);
             }
             let first = match verdict {
                 Verdict::Fits => None,
-                Verdict::Fails(s) => Some(s),
+                Verdict::Fails(s) => Some(s.map(|s| *s)),
                 Verdict::Explained(r) => {
                     let first = r.first.clone().map(Some);
-                    found.outcomes.push((i, r));
+                    found.outcomes.push((i, *r));
                     first
                 }
             };
@@ -422,7 +422,7 @@ impl Framework {
         mode: Mode,
         plan: &FilterPlan,
         entry: Option<&cache::NodeEntry>,
-    ) -> (Verdict, Option<Learned>) {
+    ) -> (Verdict, Option<Box<Learned>>) {
         match mode {
             Mode::Decide => {
                 let (local, learned) =
@@ -441,11 +441,11 @@ impl Framework {
                     .into_iter()
                     .next();
                 let verdict = match (global, local) {
-                    (Some((_, s)), _) => Verdict::Fails(Some(s)),
+                    (Some((_, s)), _) => Verdict::Fails(Some(Box::new(s))),
                     (None, Some(_)) => Verdict::Fails(None),
                     (None, None) => Verdict::Fits,
                 };
-                (verdict, learned)
+                (verdict, learned.map(Box::new))
             }
             Mode::Explain => {
                 let (mut all, learned) =
@@ -453,8 +453,8 @@ impl Framework {
                 all.extend(self.run_filters_at(cx, state, node, mode, plan.global.iter().copied()));
                 all.sort_by_key(|(k, _)| *k);
                 (
-                    Verdict::Explained(NodeFilterResult::from_failures(all)),
-                    learned,
+                    Verdict::Explained(Box::new(NodeFilterResult::from_failures(all))),
+                    learned.map(Box::new),
                 )
             }
         }
@@ -583,6 +583,19 @@ impl Framework {
         result: &mut CycleResult,
     ) -> Result<Vec<Feasible>, Status> {
         let snapshot = cx.snapshot;
+        let nominated = cx
+            .pod
+            .nominated_node_name
+            .and_then(|name| snapshot.node_index(name))
+            .filter(|i| result.feasible.contains(i));
+        if self.extender_clients.is_empty() {
+            // Nothing filters after the plugins: the nominated node passes alone, if it is one.
+            if let Some(i) = nominated {
+                result.nominated_fast_path = Some(i);
+                return Ok(vec![Feasible::of(i)]);
+            }
+            return Ok(result.feasible.iter().copied().map(Feasible::of).collect());
+        }
         let mut pass = |nodes: Vec<Feasible>, result: &mut CycleResult| {
             let passed = extender::find_nodes_that_pass(
                 &self.extender_clients,
@@ -613,12 +626,7 @@ impl Framework {
                 None => Ok(passed.feasible),
             }
         };
-        if let Some(nominated) = cx
-            .pod
-            .nominated_node_name
-            .and_then(|name| snapshot.node_index(name))
-            .filter(|i| result.feasible.contains(i))
-        {
+        if let Some(nominated) = nominated {
             // Upstream only logs an error on this pass, then evaluates every node.
             if let Ok(passed) = pass(vec![Feasible::of(nominated)], result)
                 && !passed.is_empty()

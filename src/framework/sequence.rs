@@ -10,7 +10,7 @@
 use super::cache::CycleCache;
 use super::plugin::Cx;
 use super::runner::{Framework, Mode};
-use super::schedule_one::Ties;
+use super::schedule_one::{CycleResult, Ties};
 use super::snapshot::Snapshot;
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
@@ -51,6 +51,39 @@ pub struct Sequence {
     pub placements: Vec<Placement>,
     /// The FailedScheduling message of the first replica that fit nowhere.
     pub stopped: Option<String>,
+    /// What DefaultPreemption makes of that replica; `None` when it did not run.
+    pub preemption: Option<Preemption>,
+}
+
+/// What preemption would do next for a replica that fits nowhere as the cluster stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Preemption {
+    /// Evict `victims` pods on `node` and nominate the node for the replica.
+    Nominates { node: Str, victims: usize },
+    /// No room is made (the message says why).
+    NoRoom,
+}
+
+impl Sequence {
+    /// Stops at the replica whose cycle (with PostFilter) is `result`, which fits nowhere: its
+    /// message and what preemption would do.
+    fn stop(&mut self, result: CycleResult) {
+        if let Some(e) = result.error {
+            self.stopped = Some(e.message());
+            return;
+        }
+        self.preemption = result.post_filter.and_then(|out| out.preemption).map(|p| {
+            let victims = |node| p.candidates.iter().find(|c| c.node == node);
+            match p
+                .nominated_node
+                .and_then(|n| Some((n, victims(n)?.victims.len())))
+            {
+                Some((node, victims)) => Preemption::Nominates { node, victims },
+                None => Preemption::NoRoom,
+            }
+        });
+        self.stopped = Some(result.message);
+    }
 }
 
 /// The `i`-th replica (from 1) of `template`.
@@ -111,10 +144,7 @@ fn place_with(
             cache.as_deref_mut(),
         );
         let Some(chosen) = result.chosen else {
-            out.stopped = Some(match result.error {
-                Some(e) => e.message(),
-                None => result.message,
-            });
+            out.stop(result);
             break;
         };
         let node = snapshot.nodes[chosen].name();
@@ -148,6 +178,10 @@ fn place_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::plugins::registry::default_framework;
     use crate::release::Release;
     use std::path::Path;
@@ -159,7 +193,10 @@ mod tests {
         let mut p: k8s_openapi::api::core::v1::Pod = serde_json::from_value(v).ok()?;
         crate::model::defaults::pod(&mut p, "default");
         p.spec.as_mut()?.priority.get_or_insert(0);
-        Some((Arc::new(cluster), Pod::from_k8s(&p).ok()?))
+        Some((
+            Arc::new(cluster),
+            Pod::from_k8s(&p, &Parse::new(&Interner::new())).ok()?,
+        ))
     }
 
     /// With a cache, every cycle of a replica sequence answers exactly as a cold cycle does, in
@@ -268,9 +305,12 @@ mod tests {
         let mut p = pod("ns/w", None, "1", 0, json!({}));
         p["spec"]["volumes"] =
             json!([{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]);
-        let template = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
+        let template = crate::model::cluster::convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let mut snapshot = Snapshot::new(c, None);
         let seq = place(
             &default_framework(Release::OLDEST.into()),

@@ -284,8 +284,9 @@ impl Snapshot {
     /// Records what Reserve allocated for `pod` on `node`: the claims become allocated there,
     /// reserved for the pod, and their devices taken.
     pub fn allocate_claims(&mut self, pod: &Pod, node: Str, allocations: &[ClaimAllocation]) {
+        let cluster = &self.cluster;
         self.assumed_claims
-            .allocate(&self.cluster.dra, pod, node, allocations);
+            .allocate(&cluster.dra, &cluster.strings, pod, node, allocations);
     }
 
     /// What the resourceclaim controller does for a pod being created: a claim from each
@@ -299,6 +300,10 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::plugins::registry::default_framework;
     use crate::release::Release;
     use crate::testing::{cluster, node, pod};
@@ -325,9 +330,12 @@ mod tests {
         new["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "hostPort": 80}]);
         new["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": "zone",
             "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "web"}}}]);
-        let new = crate::model::cluster::convert_pod(serde_json::from_value(new).unwrap())
-            .unwrap()
-            .into_pod();
+        let new = crate::model::cluster::convert_pod(
+            serde_json::from_value(new).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let fw = default_framework(Release::OLDEST.into());
         let explain = |s: &Snapshot| {
             serde_json::to_value(crate::explain::build(&fw, s, &new, &fw.schedule(s, &new)))

@@ -5,7 +5,7 @@ use super::duration::human;
 use super::heartbeat::Heartbeats;
 use super::timeline::Change;
 use super::{Clock, ClockSource, LeaseReport, Listing, Status, Timings};
-use crate::term::{Column, Fit, Style, Table, TableOptions};
+use crate::term::{Column, Fit, Style, Table, TableOptions, prose};
 use k8s_openapi::jiff::{SignedDuration, Timestamp, Unit};
 use std::fmt::Write;
 
@@ -27,25 +27,28 @@ fn status_cell(s: Status, style: Style) -> String {
 }
 
 /// The first line of every view: which clock "now" is, and the skew when it matters.
-pub fn clock_line(what: &str, clock: &Clock) -> String {
+pub fn clock_line(what: &str, clock: &Clock, width: u16) -> String {
     let source = match clock.source {
         ClockSource::Server => "by the API server's clock",
         ClockSource::Snapshot => "when the snapshot was taken",
         ClockSource::Local => "by the local clock (the API server's was not available)",
     };
-    let mut line = format!("{what} at {} {source}\n", when(clock.now));
+    let mut line = format!(
+        "{}\n",
+        prose(&format!("{what} at {} {source}", when(clock.now)), width, 2)
+    );
     if let Some(skew) = clock.skew {
         let (dir, by) = if skew.is_negative() {
             ("ahead of", skew.abs())
         } else {
             ("behind", skew)
         };
-        let _ = writeln!(
-            line,
+        let note = format!(
             "note: the local clock is {} {dir} the API server's; every age here is by the server's clock",
             // The Date header has whole seconds: finer would be noise.
             human(by.round(Unit::Second).unwrap_or(by))
         );
+        let _ = writeln!(line, "{}", prose(&note, width, 2));
     }
     line
 }
@@ -85,19 +88,19 @@ fn holder_cell(r: &LeaseReport) -> String {
 
 pub fn listing(l: &Listing, opts: TableOptions) -> String {
     let style = opts.style;
-    let mut out = clock_line("Leader-election leases", &l.clock);
+    let mut out = clock_line("Leader-election leases", &l.clock, opts.width);
     if l.leases.is_empty() {
         out.push_str("No leader-election leases found.\n");
         return out;
     }
     out.push('\n');
-    // Only the holder gives way, cut (its whole identity is in -o wide and the detail view): a
-    // lease's name broken over lines is harder to read than a line longer than the terminal.
+    // The holder gives way, cut (its whole identity is in -o wide and the detail view), and a
+    // status of two words wraps: a lease's name broken over lines is harder to read than either.
     let mut columns = vec![
         Column::new("NAMESPACE", Fit::Keep),
         Column::new("NAME", Fit::Keep),
-        Column::new("HOLDER", Fit::Cut { min: 12 }),
-        Column::new("STATUS", Fit::Keep),
+        Column::new("HOLDER", Fit::Cut { min: 6 }),
+        Column::new("STATUS", Fit::Wrap { min: 8 }),
         Column::new("RENEWED", Fit::Keep),
         Column::new("TAKEOVER", Fit::Keep),
     ];
@@ -146,14 +149,14 @@ pub fn listing(l: &Listing, opts: TableOptions) -> String {
     if !troubled.is_empty() {
         out.push('\n');
         for r in troubled {
-            let _ = writeln!(
-                out,
+            let line = format!(
                 "{}/{}: {} — {}",
                 r.namespace,
                 r.name,
                 status_cell(r.status, style),
                 r.reason
             );
+            let _ = writeln!(out, "{}", prose(&line, opts.width, 2));
         }
     }
     let elections: Vec<&LeaseReport> = l.leases.iter().filter(|r| r.election.is_some()).collect();
@@ -161,32 +164,57 @@ pub fn listing(l: &Listing, opts: TableOptions) -> String {
         out.push('\n');
         for r in elections {
             let e = r.election.as_ref().expect("filtered");
-            let _ = writeln!(
-                out,
+            let line = format!(
                 "{}/{}: coordinated election ({} candidate(s)): {}",
                 r.namespace,
                 r.name,
                 e.candidates.len(),
                 e.note
             );
+            let _ = writeln!(out, "{}", prose(&line, opts.width, 2));
         }
     }
     out
 }
 
-fn field(out: &mut String, style: Style, name: &str, value: impl AsRef<str>) {
-    let _ = writeln!(
-        out,
-        "  {:<17}{}",
-        style.bold(&format!("{name}:")),
-        value.as_ref()
+/// Where a field's value starts in the detail view: after two spaces and the name's column.
+const FIELD_VALUE_AT: usize = 19;
+
+/// `text` wrapped to the terminal, every line indented by `indent` and the lines after the
+/// first by `hang` more.
+fn block(text: &str, opts: TableOptions, indent: usize, hang: usize) -> String {
+    let body = prose(
+        text,
+        opts.width
+            .saturating_sub(u16::try_from(indent).unwrap_or(0)),
+        hang,
     );
+    let pad = " ".repeat(indent);
+    format!("{pad}{}", body.replace('\n', &format!("\n{pad}")))
+}
+
+fn field(out: &mut String, opts: TableOptions, name: &str, value: impl AsRef<str>) {
+    let label = format!("{name}:");
+    let pad = " ".repeat((FIELD_VALUE_AT - 2).saturating_sub(label.chars().count()));
+    let line = format!("{}{pad}{}", opts.style.bold(&label), value.as_ref());
+    let _ = writeln!(out, "{}", block(&line, opts, 2, FIELD_VALUE_AT - 2));
+}
+
+/// A paragraph of the detail view, indented by two (a bullet's lines after the first by two
+/// more, under its text).
+fn paragraph(out: &mut String, opts: TableOptions, text: &str) {
+    let hang = if text.starts_with("- ") { 2 } else { 0 };
+    let _ = writeln!(out, "{}", block(text, opts, 2, hang));
 }
 
 /// One lease in full: its record, what its timing means by client-go's rules, and its candidates.
 pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOptions) -> String {
     let style = opts.style;
-    let mut out = clock_line(&format!("Lease {}/{}", r.namespace, r.name), clock);
+    let mut out = clock_line(
+        &format!("Lease {}/{}", r.namespace, r.name),
+        clock,
+        opts.width,
+    );
     out.push('\n');
     let holder = match (&r.holder_identity, &r.holder_pod, &r.holder_node) {
         (None, _, _) => "none".to_string(),
@@ -195,10 +223,10 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
         (Some(id), None, Some(node)) => format!("{id} (node {node}; no pod matched)"),
         (Some(id), None, None) => format!("{id} (no pod or node matched)"),
     };
-    field(&mut out, style, "Holder", holder);
+    field(&mut out, opts, "Holder", holder);
     field(
         &mut out,
-        style,
+        opts,
         "Status",
         format!("{} — {}", status_cell(r.status, style), r.reason),
     );
@@ -209,29 +237,29 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
     };
     if r.status == Status::Released {
         // client-go stamps both times when it releases the lease.
-        field(&mut out, style, "Released", at(r.renew_time));
+        field(&mut out, opts, "Released", at(r.renew_time));
     } else {
-        field(&mut out, style, "Acquired", at(r.acquire_time));
-        field(&mut out, style, "Renewed", at(r.renew_time));
+        field(&mut out, opts, "Acquired", at(r.acquire_time));
+        field(&mut out, opts, "Renewed", at(r.renew_time));
     }
     field(
         &mut out,
-        style,
+        opts,
         "Lease duration",
         r.lease_duration_seconds
             .map_or("-".into(), |s| format!("{s}s")),
     );
     field(
         &mut out,
-        style,
+        opts,
         "Transitions",
         r.lease_transitions.map_or("-".into(), |n| n.to_string()),
     );
     if let Some(s) = &r.strategy {
-        field(&mut out, style, "Strategy", s);
+        field(&mut out, opts, "Strategy", s);
     }
     if let Some(p) = &r.preferred_holder {
-        field(&mut out, style, "Preferred holder", p);
+        field(&mut out, opts, "Preferred holder", p);
     }
 
     out.push('\n');
@@ -268,42 +296,57 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
             r.holder_identity.as_deref().unwrap_or("the holder")
         ),
     };
-    let _ = writeln!(out, "  {line}");
+    paragraph(&mut out, opts, &line);
     if let Some(t) = r.holder_gives_up_at {
         let rule =
             format!("renewTime + retryPeriod {retry} + renewDeadline {deadline}, by its own clock");
-        let _ = if t < clock.now {
-            writeln!(
-                out,
-                "  The holder has probably stopped leading already: unless it renewed since, it gave up at {} ({rule}).",
+        let text = if t < clock.now {
+            format!(
+                "The holder has probably stopped leading already: unless it renewed since, it gave up at {} ({rule}).",
                 when(t)
             )
         } else {
-            writeln!(
-                out,
-                "  The holder itself stops leading at {} if it cannot renew by then ({rule}).",
+            format!(
+                "The holder itself stops leading at {} if it cannot renew by then ({rule}).",
                 when(t)
             )
         };
+        paragraph(&mut out, opts, &text);
     }
-    let rules = if coordinated {
-        format!(
-            "\n{}\n  - The holder renews every {retry} (retryPeriod); if it cannot renew within {deadline} (renewDeadline) it gives up leadership.\n  - Standbys never acquire a coordinated lease themselves. When it expires, or when the holder sees spec.preferredHolder name someone else and stops renewing, the API server's leader-election controller pings the LeaseCandidates, waits up to 5s for their answers, and writes the elected one as holder (leaseDurationSeconds 5).",
-            style.bold(&format!(
+    let (title, rules) = if coordinated {
+        (
+            format!(
                 "Coordinated leader election (strategy {}):",
                 r.strategy.as_deref().unwrap_or_default()
-            ))
+            ),
+            vec![
+                format!(
+                    "- The holder renews every {retry} (retryPeriod); if it cannot renew within {deadline} (renewDeadline) it gives up leadership."
+                ),
+                "- Standbys never acquire a coordinated lease themselves. When it expires, or when the holder sees spec.preferredHolder name someone else and stops renewing, the API server's leader-election controller pings the LeaseCandidates, waits up to 5s for their answers, and writes the elected one as holder (leaseDurationSeconds 5).".to_string(),
+            ],
         )
     } else {
-        format!(
-            "\n{}\n  - The leader renews every {retry} (retryPeriod); if it cannot renew within {deadline} (renewDeadline) it gives up leadership.\n  - A standby takes over only after it has seen the same record, unchanged, for {duration} (leaseDurationSeconds) by its own clock, then tries every {retry}, with jitter up to {}.\n  - Standbys time the record from when they saw it, not from renewTime, so clock skew between machines does not move takeover; the earliest takeover is renewTime + {duration}, and it usually happens within a retry or two after.",
-            style.bold(
-                "client-go's rules (renewDeadline and retryPeriod are the components' settings; kube-scheduler and kube-controller-manager default to 15s/10s/2s):"
-            ),
-            human(timings.max_retry_wait())
+        (
+            "client-go's rules (renewDeadline and retryPeriod are the components' settings; kube-scheduler and kube-controller-manager default to 15s/10s/2s):".to_string(),
+            vec![
+                format!(
+                    "- The leader renews every {retry} (retryPeriod); if it cannot renew within {deadline} (renewDeadline) it gives up leadership."
+                ),
+                format!(
+                    "- A standby takes over only after it has seen the same record, unchanged, for {duration} (leaseDurationSeconds) by its own clock, then tries every {retry}, with jitter up to {}.",
+                    human(timings.max_retry_wait())
+                ),
+                format!(
+                    "- Standbys time the record from when they saw it, not from renewTime, so clock skew between machines does not move takeover; the earliest takeover is renewTime + {duration}, and it usually happens within a retry or two after."
+                ),
+            ],
         )
     };
-    let _ = writeln!(out, "{rules}");
+    let _ = writeln!(out, "\n{}", style.bold(&prose(&title, opts.width, 0)));
+    for rule in rules {
+        paragraph(&mut out, opts, &rule);
+    }
 
     if let Some(e) = &r.election {
         out.push('\n');
@@ -313,13 +356,14 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
             style.bold("Candidates"),
             e.strategy.as_deref().unwrap_or("undecided")
         );
+        // An identity is never broken over lines: cut, it is whole in -o wide and the note.
         let mut t = Table::new(vec![
-            Column::new("CANDIDATE", Fit::Wrap { min: 16 }),
+            Column::new("CANDIDATE", Fit::Cut { min: 16 }),
             Column::new("EMULATION", Fit::Keep),
             Column::new("BINARY", Fit::Keep),
             Column::new("RENEWED", Fit::Keep),
             Column::new("PINGED", Fit::Keep),
-            Column::new("STATE", Fit::Wrap { min: 12 }),
+            Column::new("STATE", Fit::Wrap { min: 9 }),
         ]);
         for c in &e.candidates {
             let state = match c.state {
@@ -335,20 +379,20 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
                 c.name.clone(),
                 c.emulation_version.clone().unwrap_or_else(|| "-".into()),
                 c.binary_version.clone().unwrap_or_else(|| "-".into()),
-                ago(c.renew_time.map(|t| clock.now.duration_since(t))),
-                ago(c.ping_time.map(|t| clock.now.duration_since(t))),
+                age(c.renew_time.map(|t| clock.now.duration_since(t))),
+                age(c.ping_time.map(|t| clock.now.duration_since(t))),
                 state,
             ]);
         }
         out.push_str(&t.render(opts.width, opts.wide));
-        let _ = writeln!(out, "  {}", e.note);
+        paragraph(&mut out, opts, &e.note);
     }
     out
 }
 
 pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
     let style = opts.style;
-    let mut out = clock_line("Node heartbeats (kube-node-lease)", &h.clock);
+    let mut out = clock_line("Node heartbeats (kube-node-lease)", &h.clock, opts.width);
     if h.nodes.is_empty() {
         out.push_str("No node heartbeat leases or nodes found.\n");
         return out;
@@ -358,13 +402,13 @@ pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
         .iter()
         .filter(|n| n.status != Status::Healthy)
         .collect();
-    let _ = writeln!(
-        out,
+    let summary = format!(
         "{} of {} kubelets are renewing; the node controller marks a node NotReady {} after its last heartbeat (node-monitor-grace-period).",
         h.renewing,
         h.nodes.len(),
         human(h.grace_period)
     );
+    let _ = writeln!(out, "{}", prose(&summary, opts.width, 2));
     if stale.is_empty() {
         return out;
     }

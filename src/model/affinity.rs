@@ -2,7 +2,7 @@
 //! pod's own when neither `namespaces` nor `namespaceSelector` is set), namespace selector and
 //! topology key.
 
-use super::intern::Str;
+use super::intern::{Interner, Str};
 use super::labels::{Labels, Selector};
 use k8s_openapi::api::core::v1 as k8s;
 
@@ -15,19 +15,24 @@ pub struct AffinityTerm {
 }
 
 impl AffinityTerm {
-    fn parse(pod_namespace: Str, t: &k8s::PodAffinityTerm) -> Result<AffinityTerm, String> {
-        let selector = Selector::from_label_selector(t.label_selector.as_ref())?;
-        let namespace_selector = Selector::from_label_selector(t.namespace_selector.as_ref())?;
+    fn parse(
+        pod_namespace: Str,
+        t: &k8s::PodAffinityTerm,
+        strings: &Interner,
+    ) -> Result<AffinityTerm, String> {
+        let selector = Selector::from_label_selector(t.label_selector.as_ref(), strings)?;
+        let namespace_selector =
+            Selector::from_label_selector(t.namespace_selector.as_ref(), strings)?;
         let listed = t.namespaces.as_deref().unwrap_or(&[]);
         let namespaces = if listed.is_empty() && t.namespace_selector.is_none() {
             vec![pod_namespace]
         } else {
-            listed.iter().map(Str::new).collect()
+            listed.iter().map(|n| strings.intern(n)).collect()
         };
         Ok(AffinityTerm {
             namespaces,
             selector,
-            topology_key: Str::new(&t.topology_key),
+            topology_key: strings.intern(&t.topology_key),
             namespace_selector,
         })
     }
@@ -68,13 +73,18 @@ pub struct PodAffinity {
 }
 
 fn parse_required(
+    strings: &Interner,
     ns: Str,
     terms: Option<&Vec<k8s::PodAffinityTerm>>,
     what: &str,
     errors: &mut Vec<String>,
 ) -> Vec<AffinityTerm> {
     let terms = terms.map(Vec::as_slice).unwrap_or(&[]);
-    match terms.iter().map(|t| AffinityTerm::parse(ns, t)).collect() {
+    match terms
+        .iter()
+        .map(|t| AffinityTerm::parse(ns, t, strings))
+        .collect()
+    {
         Ok(v) => v,
         Err(e) => {
             errors.push(format!("{what}: {e}"));
@@ -84,6 +94,7 @@ fn parse_required(
 }
 
 fn parse_weighted(
+    strings: &Interner,
     ns: Str,
     terms: Option<&Vec<k8s::WeightedPodAffinityTerm>>,
     what: &str,
@@ -93,9 +104,11 @@ fn parse_weighted(
     let parsed: Result<Vec<_>, String> = terms
         .iter()
         .map(|t| {
-            AffinityTerm::parse(ns, &t.pod_affinity_term).map(|term| WeightedAffinityTerm {
-                term,
-                weight: t.weight,
+            AffinityTerm::parse(ns, &t.pod_affinity_term, strings).map(|term| {
+                WeightedAffinityTerm {
+                    term,
+                    weight: t.weight,
+                }
             })
         })
         .collect();
@@ -106,7 +119,11 @@ fn parse_weighted(
 }
 
 impl PodAffinity {
-    pub fn parse(namespace: Str, affinity: Option<&k8s::Affinity>) -> PodAffinity {
+    pub fn parse(
+        namespace: Str,
+        affinity: Option<&k8s::Affinity>,
+        strings: &Interner,
+    ) -> PodAffinity {
         let Some(a) = affinity else {
             return PodAffinity::default();
         };
@@ -116,6 +133,7 @@ impl PodAffinity {
         PodAffinity {
             has_affinity: pa.is_some() || paa.is_some(),
             required_affinity: parse_required(
+                strings,
                 namespace,
                 pa.and_then(|p| {
                     p.required_during_scheduling_ignored_during_execution
@@ -125,6 +143,7 @@ impl PodAffinity {
                 &mut errors,
             ),
             required_anti_affinity: parse_required(
+                strings,
                 namespace,
                 paa.and_then(|p| {
                     p.required_during_scheduling_ignored_during_execution
@@ -134,6 +153,7 @@ impl PodAffinity {
                 &mut errors,
             ),
             preferred_affinity: parse_weighted(
+                strings,
                 namespace,
                 pa.and_then(|p| {
                     p.preferred_during_scheduling_ignored_during_execution
@@ -143,6 +163,7 @@ impl PodAffinity {
                 &mut errors,
             ),
             preferred_anti_affinity: parse_weighted(
+                strings,
                 namespace,
                 paa.and_then(|p| {
                     p.preferred_during_scheduling_ignored_during_execution

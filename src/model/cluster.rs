@@ -4,9 +4,11 @@
 use super::defaults;
 use super::dump::{Dump, Object, SnapshotMeta};
 use super::error::{ObjectError, ObjectErrors};
-use super::intern::Str;
+use super::field;
+use super::intern::{Interner, Str};
 use super::labels::{Labels, Selector};
 use super::node::Node;
+use super::parse::{LoadOptions, Parse};
 use super::pod::Pod;
 use super::validate::{self, dump};
 use k8s_openapi::api::core::v1 as k8s;
@@ -57,6 +59,38 @@ pub struct Workloads {
     pub replication_controllers: HashMap<(Str, Str), Option<Labels>>,
     pub replica_sets: HashMap<(Str, Str), Option<Selector>>,
     pub stateful_sets: HashMap<(Str, Str), Option<Selector>>,
+    /// Every controller object read (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
+    /// CronJobs, ReplicationControllers), with the controller that owns it: how `explain
+    /// deploy/NAME` finds a Deployment's pods through its ReplicaSets.
+    pub controllers: HashMap<Controller, Option<(Str, Str)>>,
+}
+
+/// A controller object by kind, namespace and name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Controller {
+    pub kind: Str,
+    pub namespace: Str,
+    pub name: Str,
+}
+
+impl Controller {
+    fn of(kind: &str, meta: &ObjectMeta, strings: &Interner) -> (Controller, Option<(Str, Str)>) {
+        let (namespace, name) = ns_name(meta, strings);
+        let owner = meta
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.controller == Some(true))
+            .map(|o| (strings.intern(&o.kind), strings.intern(&o.name)));
+        (
+            Controller {
+                kind: strings.intern(kind),
+                namespace,
+                name,
+            },
+            owner,
+        )
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -87,12 +121,17 @@ pub struct Cluster {
     pub dra: Arc<super::dra::objects::Dra>,
     pub meta: SnapshotMeta,
     pub warnings: Vec<String>,
+    /// The strings of the load: what reads more objects into the cluster interns through, and
+    /// where a name from outside is looked up.
+    pub strings: Arc<Interner>,
+    /// How the load parsed objects, for objects read later (`parse`).
+    pub load_options: LoadOptions,
 }
 
-fn ns_name(meta: &ObjectMeta) -> (Str, Str) {
+fn ns_name(meta: &ObjectMeta, strings: &Interner) -> (Str, Str) {
     (
-        Str::new(meta.namespace.as_deref().unwrap_or("default")),
-        Str::new(meta.name.as_deref().unwrap_or("")),
+        strings.intern(meta.namespace.as_deref().unwrap_or("default")),
+        strings.intern(meta.name.as_deref().unwrap_or("")),
     )
 }
 
@@ -101,11 +140,12 @@ fn label_selector(
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     sel: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     errors: &mut Vec<ObjectError>,
+    strings: &Interner,
 ) -> Option<Selector> {
-    match Selector::from_label_selector(sel) {
+    match Selector::from_label_selector(sel, strings) {
         Ok(s) => Some(s),
         Err(e) => {
-            let (ns, name) = ns_name(meta);
+            let (ns, name) = ns_name(meta, strings);
             errors.push(ObjectError::new(
                 kind,
                 format!("{ns}/{name}"),
@@ -130,7 +170,7 @@ pub struct ConvertedPod {
     pod: Pod,
     needs_admission: Option<(Option<Str>, bool)>,
     /// What the API server would have refused in it.
-    invalid: Option<validate::Errors>,
+    invalid: Option<field::Errors>,
 }
 
 impl ConvertedPod {
@@ -142,7 +182,7 @@ impl ConvertedPod {
 
 /// API defaulting and parsing of one pod. Pure, so sources can run it in parallel while they read;
 /// Priority admission waits for `ClusterBuilder::finish`, when every PriorityClass is known.
-pub fn convert_pod(mut p: k8s::Pod) -> Result<ConvertedPod, ObjectError> {
+pub fn convert_pod(mut p: k8s::Pod, parse: &Parse) -> Result<ConvertedPod, ObjectError> {
     defaults::pod(&mut p, "default");
     let spec = p.spec.as_ref();
     let needs_admission = match spec {
@@ -150,14 +190,14 @@ pub fn convert_pod(mut p: k8s::Pod) -> Result<ConvertedPod, ObjectError> {
             s.priority_class_name
                 .as_deref()
                 .filter(|n| !n.is_empty())
-                .map(Str::new),
+                .map(|n| parse.strings.intern(n)),
             s.preemption_policy.is_some(),
         )),
         _ => None,
     };
     Ok(ConvertedPod {
         invalid: validate::pod(&p).err(),
-        pod: Pod::from_k8s(&p)?,
+        pod: Pod::from_k8s(&p, parse)?,
         needs_admission,
     })
 }
@@ -166,7 +206,6 @@ pub fn convert_pod(mut p: k8s::Pod) -> Result<ConvertedPod, ObjectError> {
 const INVALID_SHOWN: usize = 50;
 
 /// Builds a `Cluster` object by object, so a source never has to hold every API object at once.
-#[derive(Default)]
 pub struct ClusterBuilder {
     cluster: Cluster,
     pods: Vec<Pod>,
@@ -188,8 +227,26 @@ fn object_key(namespace: Option<&str>, name: &str) -> String {
 }
 
 impl ClusterBuilder {
-    pub fn new() -> ClusterBuilder {
-        ClusterBuilder::default()
+    /// A builder with its own interner.
+    pub fn new(options: LoadOptions) -> ClusterBuilder {
+        ClusterBuilder {
+            cluster: Cluster {
+                load_options: options,
+                ..Cluster::default()
+            },
+            pods: Vec::new(),
+            pending: Vec::new(),
+            errors: Vec::new(),
+            seen: Default::default(),
+            invalid: Default::default(),
+            dra: Default::default(),
+        }
+    }
+
+    /// How this load parses objects; pods may be converted on other threads with it
+    /// (`convert_pod`) before they are added.
+    pub fn parse(&self) -> Parse<'_> {
+        self.cluster.parse()
     }
 
     pub fn warn(&mut self, warning: String) {
@@ -199,7 +256,12 @@ impl ClusterBuilder {
     /// Refuses a second object of the same kind and name: which copy is the cluster's is
     /// unknowable, and keeping both would count one pod twice.
     fn first(&mut self, kind: &'static str, namespace: Option<&str>, name: &str) -> bool {
-        let key = (kind, Str::new(namespace.unwrap_or("")), Str::new(name));
+        let strings = &self.cluster.strings;
+        let key = (
+            kind,
+            strings.intern(namespace.unwrap_or("")),
+            strings.intern(name),
+        );
         if self.seen.insert(key) {
             return true;
         }
@@ -218,7 +280,7 @@ impl ClusterBuilder {
         kind: &'static str,
         meta: &ObjectMeta,
         namespaced: bool,
-        result: Result<(), validate::Errors>,
+        result: Result<(), field::Errors>,
     ) {
         let Err(errors) = result else { return };
         let object = object_key(
@@ -228,7 +290,7 @@ impl ClusterBuilder {
         self.invalid(kind, &object, errors);
     }
 
-    fn invalid(&mut self, kind: &str, object: &str, errors: validate::Errors) {
+    fn invalid(&mut self, kind: &str, object: &str, errors: field::Errors) {
         let (shown, total) = &mut self.invalid;
         for e in errors.0 {
             *total += 1;
@@ -243,10 +305,10 @@ impl ClusterBuilder {
         &mut self,
         kind: &'static str,
         meta: &ObjectMeta,
-        result: Result<(), validate::Errors>,
+        result: Result<(), field::Errors>,
     ) {
         let Err(errors) = result else { return };
-        let (ns, name) = ns_name(meta);
+        let (ns, name) = ns_name(meta, &self.cluster.strings);
         let object = match kind {
             "PersistentVolume" => name.to_string(),
             _ => format!("{ns}/{name}"),
@@ -255,7 +317,7 @@ impl ClusterBuilder {
             errors
                 .0
                 .into_iter()
-                .map(|e| ObjectError::new(kind, object.clone(), e.field, e.message)),
+                .map(|e| ObjectError::of(kind, object.clone(), e)),
         );
     }
 
@@ -301,6 +363,10 @@ impl ClusterBuilder {
             Object::ReplicationController(x) => ("ReplicationController", &x.metadata, true),
             Object::ReplicaSet(x) => ("ReplicaSet", &x.metadata, true),
             Object::StatefulSet(x) => ("StatefulSet", &x.metadata, true),
+            Object::Deployment(x) => ("Deployment", &x.metadata, true),
+            Object::DaemonSet(x) => ("DaemonSet", &x.metadata, true),
+            Object::Job(x) => ("Job", &x.metadata, true),
+            Object::CronJob(x) => ("CronJob", &x.metadata, true),
             Object::RuntimeClass(x) => ("RuntimeClass", &x.metadata, false),
             Object::Lease(x) => ("Lease", &x.metadata, true),
             Object::Event(x) => ("Event", &x.metadata, true),
@@ -348,38 +414,44 @@ impl ClusterBuilder {
         if !self.admit(&object) {
             return;
         }
+        let strings = self.cluster.strings.clone();
+        let parse = Parse {
+            strings: &strings,
+            keep_api_objects: self.cluster.load_options.keep_api_objects,
+        };
         let c = &mut self.cluster;
         match object {
-            Object::Pod(p) => self.add_pod(convert_pod(*p)),
-            Object::Node(n) => match Node::from_k8s(&n) {
+            Object::Pod(p) => self.add_pod(convert_pod(*p, &parse)),
+            Object::Node(n) => match Node::from_k8s(&n, &parse) {
                 Ok(node) => c.nodes.push(Arc::new(node)),
                 Err(e) => self.errors.push(e),
             },
             Object::PriorityClass(pc) => c.priority_classes.push(PriorityClassInfo {
-                name: Str::new(pc.metadata.name.as_deref().unwrap_or("")),
+                name: strings.intern(pc.metadata.name.as_deref().unwrap_or("")),
                 value: pc.value.unwrap_or(0),
                 global_default: pc.global_default == Some(true),
                 preemption_never: pc.preemption_policy.as_deref() == Some("Never"),
             }),
             Object::Namespace(mut ns) => {
                 defaults::namespace(&mut ns);
-                let name = Str::new(ns.metadata.name.as_deref().unwrap_or(""));
+                let name = strings.intern(ns.metadata.name.as_deref().unwrap_or(""));
                 c.namespaces.insert(
                     name,
                     ns.metadata
                         .labels
                         .as_ref()
-                        .map(Labels::from_map)
+                        .map(|l| Labels::from_map(l, &strings))
                         .unwrap_or_default(),
                 );
             }
             Object::Pdb(pdb) => {
-                let (namespace, name) = ns_name(&pdb.metadata);
+                let (namespace, name) = ns_name(&pdb.metadata, &strings);
                 let selector = label_selector(
                     "PodDisruptionBudget",
                     &pdb.metadata,
                     pdb.spec.as_ref().and_then(|s| s.selector.as_ref()),
                     &mut self.errors,
+                    &strings,
                 );
                 let status = pdb.status.as_ref();
                 c.pdbs.push(Pdb {
@@ -389,7 +461,7 @@ impl ClusterBuilder {
                     disruptions_allowed: status.and_then(|s| s.disruptions_allowed).unwrap_or(0),
                     disrupted_pods: status
                         .and_then(|s| s.disrupted_pods.as_ref())
-                        .map(|m| m.keys().map(Str::new).collect())
+                        .map(|m| m.keys().map(|x| strings.intern(x)).collect())
                         .unwrap_or_default(),
                     current_healthy: status.and_then(|s| s.current_healthy).unwrap_or(0),
                     desired_healthy: status.and_then(|s| s.desired_healthy).unwrap_or(0),
@@ -401,30 +473,31 @@ impl ClusterBuilder {
                 });
             }
             Object::Pvc(pvc) => {
-                c.pvcs.insert(ns_name(&pvc.metadata), Arc::new(*pvc));
+                c.pvcs
+                    .insert(ns_name(&pvc.metadata, &strings), Arc::new(*pvc));
             }
             Object::Pv(pv) => {
                 c.pvs.insert(
-                    Str::new(pv.metadata.name.as_deref().unwrap_or("")),
+                    strings.intern(pv.metadata.name.as_deref().unwrap_or("")),
                     Arc::new(*pv),
                 );
             }
             Object::StorageClass(mut sc) => {
                 defaults::storage_class(&mut sc);
                 c.storage_classes.insert(
-                    Str::new(sc.metadata.name.as_deref().unwrap_or("")),
+                    strings.intern(sc.metadata.name.as_deref().unwrap_or("")),
                     Arc::new(*sc),
                 );
             }
             Object::CsiNode(n) => {
                 c.csi_nodes.insert(
-                    Str::new(n.metadata.name.as_deref().unwrap_or("")),
+                    strings.intern(n.metadata.name.as_deref().unwrap_or("")),
                     Arc::new(*n),
                 );
             }
             Object::CsiDriver(d) => {
                 c.csi_drivers.insert(
-                    Str::new(d.metadata.name.as_deref().unwrap_or("")),
+                    strings.intern(d.metadata.name.as_deref().unwrap_or("")),
                     Arc::new(*d),
                 );
             }
@@ -432,57 +505,70 @@ impl ClusterBuilder {
             Object::VolumeAttachment(va) => {
                 let spec = &va.spec;
                 c.volume_attachments
-                    .entry(Str::new(&spec.node_name))
+                    .entry(strings.intern(&spec.node_name))
                     .or_default()
                     .push(VolumeAttachment {
-                        attacher: Str::new(&spec.attacher),
+                        attacher: strings.intern(&spec.attacher),
                         persistent_volume: spec
                             .source
                             .persistent_volume_name
                             .as_deref()
-                            .map(Str::new),
+                            .map(|x| strings.intern(x)),
                     });
             }
             Object::Service(svc) => {
-                let (ns, _) = ns_name(&svc.metadata);
+                let (ns, _) = ns_name(&svc.metadata, &strings);
                 let selector = svc
                     .spec
                     .as_ref()
                     .and_then(|s| s.selector.as_ref())
-                    .map(Labels::from_map);
+                    .map(|l| Labels::from_map(l, &strings));
                 c.workloads.services.entry(ns).or_default().push(selector);
             }
             Object::ReplicationController(rc) => {
+                c.controller("ReplicationController", &rc.metadata);
                 let selector = rc
                     .spec
                     .as_ref()
                     .and_then(|s| s.selector.as_ref())
-                    .map(Labels::from_map);
+                    .map(|l| Labels::from_map(l, &strings));
                 c.workloads
                     .replication_controllers
-                    .insert(ns_name(&rc.metadata), selector);
+                    .insert(ns_name(&rc.metadata, &strings), selector);
             }
             Object::ReplicaSet(rs) => {
+                c.controller("ReplicaSet", &rs.metadata);
                 let sel = label_selector(
                     "ReplicaSet",
                     &rs.metadata,
                     Some(&rs.spec.selector),
                     &mut self.errors,
+                    &strings,
                 );
-                c.workloads.replica_sets.insert(ns_name(&rs.metadata), sel);
+                c.workloads
+                    .replica_sets
+                    .insert(ns_name(&rs.metadata, &strings), sel);
             }
             Object::StatefulSet(ss) => {
+                c.controller("StatefulSet", &ss.metadata);
                 let sel = label_selector(
                     "StatefulSet",
                     &ss.metadata,
                     Some(&ss.spec.selector),
                     &mut self.errors,
+                    &strings,
                 );
-                c.workloads.stateful_sets.insert(ns_name(&ss.metadata), sel);
+                c.workloads
+                    .stateful_sets
+                    .insert(ns_name(&ss.metadata, &strings), sel);
             }
+            Object::Deployment(x) => c.controller("Deployment", &x.metadata),
+            Object::DaemonSet(x) => c.controller("DaemonSet", &x.metadata),
+            Object::Job(x) => c.controller("Job", &x.metadata),
+            Object::CronJob(x) => c.controller("CronJob", &x.metadata),
             Object::RuntimeClass(rc) => {
                 c.runtime_classes.insert(
-                    Str::new(rc.metadata.name.as_deref().unwrap_or("")),
+                    strings.intern(rc.metadata.name.as_deref().unwrap_or("")),
                     Arc::new(*rc),
                 );
             }
@@ -557,7 +643,7 @@ impl ClusterBuilder {
                 pod.preemption_never = never;
             }
         }
-        self.cluster.dra = Arc::new(self.dra.finish(&mut self.errors));
+        self.cluster.dra = Arc::new(self.dra.finish(&mut self.errors, &self.cluster.strings));
         if !self.errors.is_empty() {
             return Err(ObjectErrors(self.errors));
         }
@@ -575,9 +661,14 @@ impl ClusterBuilder {
 }
 
 impl Cluster {
+    fn controller(&mut self, kind: &str, meta: &ObjectMeta) {
+        let (key, owner) = Controller::of(kind, meta, &self.strings);
+        self.workloads.controllers.insert(key, owner);
+    }
+
     /// Defaults, admits and parses every object; reports every broken object, not just the first.
-    pub fn from_dump(dump: Dump) -> Result<Cluster, ObjectErrors> {
-        let mut b = ClusterBuilder::new();
+    pub fn from_dump(dump: Dump, options: LoadOptions) -> Result<Cluster, ObjectErrors> {
+        let mut b = ClusterBuilder::new(options);
         for w in &dump.warnings {
             b.warn(w.clone());
         }
@@ -598,6 +689,14 @@ impl Cluster {
             .find(|p| p.namespace.as_str() == namespace && p.name.as_str() == name)
     }
 
+    /// How to parse more objects as this cluster's were parsed (the pod of `-f`).
+    pub fn parse(&self) -> Parse<'_> {
+        Parse {
+            strings: &self.strings,
+            keep_api_objects: self.load_options.keep_api_objects,
+        }
+    }
+
     pub fn namespace_labels(&self, ns: Str) -> Labels {
         self.namespaces.get(&ns).cloned().unwrap_or_default()
     }
@@ -614,7 +713,7 @@ mod tests {
     #[test]
     fn a_second_object_of_a_kind_and_name_is_refused() {
         use serde_json::json;
-        let mut b = ClusterBuilder::new();
+        let mut b = ClusterBuilder::new(LoadOptions::default());
         for _ in 0..2 {
             b.add(object(
                 "PriorityClass",
@@ -641,7 +740,7 @@ mod tests {
     #[test]
     fn invalid_objects_are_warnings_counted_past_a_few() {
         use serde_json::json;
-        let mut b = ClusterBuilder::new();
+        let mut b = ClusterBuilder::new(LoadOptions::default());
         for i in 0..INVALID_SHOWN + 5 {
             b.add(object(
                 "Namespace",

@@ -1,7 +1,8 @@
 //! The API objects of a cluster as a source read them, before the model parses them: one
 //! `Object` per object of a kind the tool reads, gathered by kind in a `Dump`.
 
-use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
     Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController,
@@ -59,6 +60,10 @@ pub enum Object {
     ReplicationController(Box<ReplicationController>),
     ReplicaSet(Box<ReplicaSet>),
     StatefulSet(Box<StatefulSet>),
+    Deployment(Box<Deployment>),
+    DaemonSet(Box<DaemonSet>),
+    Job(Box<Job>),
+    CronJob(Box<CronJob>),
     RuntimeClass(Box<RuntimeClass>),
     Lease(Box<Lease>),
     LeaseCandidate(Box<serde_json::Value>),
@@ -89,6 +94,11 @@ pub struct Dump {
     pub replication_controllers: Vec<ReplicationController>,
     pub replica_sets: Vec<ReplicaSet>,
     pub stateful_sets: Vec<StatefulSet>,
+    /// Read for their ownership only: which pods `explain deploy/NAME` and the like name.
+    pub deployments: Vec<Deployment>,
+    pub daemon_sets: Vec<DaemonSet>,
+    pub jobs: Vec<Job>,
+    pub cron_jobs: Vec<CronJob>,
     pub runtime_classes: Vec<RuntimeClass>,
     pub leases: Vec<Lease>,
     pub lease_candidates: Vec<serde_json::Value>,
@@ -121,6 +131,10 @@ impl Dump {
             Object::ReplicationController(x) => self.replication_controllers.push(*x),
             Object::ReplicaSet(x) => self.replica_sets.push(*x),
             Object::StatefulSet(x) => self.stateful_sets.push(*x),
+            Object::Deployment(x) => self.deployments.push(*x),
+            Object::DaemonSet(x) => self.daemon_sets.push(*x),
+            Object::Job(x) => self.jobs.push(*x),
+            Object::CronJob(x) => self.cron_jobs.push(*x),
             Object::RuntimeClass(x) => self.runtime_classes.push(*x),
             Object::Lease(x) => self.leases.push(*x),
             Object::LeaseCandidate(x) => self.lease_candidates.push(*x),
@@ -195,6 +209,22 @@ impl Dump {
                 self.stateful_sets
                     .into_iter()
                     .map(|x| Object::StatefulSet(Box::new(x))),
+            )
+            .chain(
+                self.deployments
+                    .into_iter()
+                    .map(|x| Object::Deployment(Box::new(x))),
+            )
+            .chain(
+                self.daemon_sets
+                    .into_iter()
+                    .map(|x| Object::DaemonSet(Box::new(x))),
+            )
+            .chain(self.jobs.into_iter().map(|x| Object::Job(Box::new(x))))
+            .chain(
+                self.cron_jobs
+                    .into_iter()
+                    .map(|x| Object::CronJob(Box::new(x))),
             )
             .chain(
                 self.runtime_classes

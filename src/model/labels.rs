@@ -2,7 +2,7 @@
 //! with In/NotIn/Exists/DoesNotExist/Gt/Lt, `metav1.LabelSelectorAsSelector` (nil selects nothing,
 //! empty selects everything) and the validation the API server applies to them.
 
-use super::intern::Str;
+use super::intern::{Interner, Str};
 use std::collections::BTreeMap;
 
 /// Labels of an object, sorted by key. Lookups compare interned pointers.
@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 pub struct Labels(Vec<(Str, Str)>);
 
 impl Labels {
-    pub fn from_map(map: &BTreeMap<String, String>) -> Labels {
+    pub fn from_map(map: &BTreeMap<String, String>, strings: &Interner) -> Labels {
         // BTreeMap iterates in key order already.
         Labels(
             map.iter()
-                .map(|(k, v)| (Str::new(k), Str::new(v)))
+                .map(|(k, v)| (strings.intern(k), strings.intern(v)))
                 .collect(),
         )
     }
@@ -122,38 +122,17 @@ pub struct Requirement {
 
 impl Requirement {
     /// Builds a requirement as `labels.NewRequirement` does, with its validation.
-    pub fn new(key: &str, op: Operator, values: &[String]) -> Result<Requirement, String> {
-        validate_label_key(key)?;
-        let mut bound = 0;
-        match op {
-            Operator::In | Operator::NotIn => {
-                if values.is_empty() {
-                    return Err("for 'in', 'notin' operators, values set can't be empty".into());
-                }
-            }
-            Operator::Exists | Operator::DoesNotExist => {
-                if !values.is_empty() {
-                    return Err("values set must be empty for exists and does not exist".into());
-                }
-            }
-            Operator::Gt | Operator::Lt => {
-                if values.len() != 1 {
-                    return Err("for 'Gt', 'Lt' operators, exactly one value is required".into());
-                }
-                bound = values[0].parse::<i64>().map_err(|_| {
-                    "for 'Gt', 'Lt' operators, the value must be an integer".to_string()
-                })?;
-            }
-        }
-        if !matches!(op, Operator::Gt | Operator::Lt) {
-            for v in values {
-                validate_label_value(v)?;
-            }
-        }
+    pub fn new(
+        key: &str,
+        op: Operator,
+        values: &[String],
+        strings: &Interner,
+    ) -> Result<Requirement, String> {
+        let bound = check_requirement(key, op, values)?;
         Ok(Requirement {
-            key: Str::new(key),
+            key: strings.intern(key),
             op,
-            values: values.iter().map(Str::new).collect(),
+            values: values.iter().map(|v| strings.intern(v)).collect(),
             bound,
         })
     }
@@ -227,6 +206,7 @@ impl Selector {
     /// `metav1.LabelSelectorAsSelector`: nil selects nothing, `{}` everything.
     pub fn from_label_selector(
         selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+        strings: &Interner,
     ) -> Result<Selector, String> {
         let Some(sel) = selector else {
             return Ok(Selector::Nothing);
@@ -234,7 +214,12 @@ impl Selector {
         let mut reqs = Vec::new();
         if let Some(ml) = &sel.match_labels {
             for (k, v) in ml {
-                reqs.push(Requirement::new(k, Operator::In, std::slice::from_ref(v))?);
+                reqs.push(Requirement::new(
+                    k,
+                    Operator::In,
+                    std::slice::from_ref(v),
+                    strings,
+                )?);
             }
         }
         if let Some(exprs) = &sel.match_expressions {
@@ -247,6 +232,7 @@ impl Selector {
                     &e.key,
                     op,
                     e.values.as_deref().unwrap_or(&[]),
+                    strings,
                 )?);
             }
         }
@@ -261,6 +247,38 @@ impl Selector {
             reqs.sort_by_key(|r| r.key);
         }
     }
+}
+
+/// `labels.NewRequirement`'s validation; the integer of a Gt/Lt requirement.
+pub fn check_requirement(key: &str, op: Operator, values: &[String]) -> Result<i64, String> {
+    validate_label_key(key)?;
+    let mut bound = 0;
+    match op {
+        Operator::In | Operator::NotIn => {
+            if values.is_empty() {
+                return Err("for 'in', 'notin' operators, values set can't be empty".into());
+            }
+        }
+        Operator::Exists | Operator::DoesNotExist => {
+            if !values.is_empty() {
+                return Err("values set must be empty for exists and does not exist".into());
+            }
+        }
+        Operator::Gt | Operator::Lt => {
+            if values.len() != 1 {
+                return Err("for 'Gt', 'Lt' operators, exactly one value is required".into());
+            }
+            bound = values[0].parse::<i64>().map_err(|_| {
+                "for 'Gt', 'Lt' operators, the value must be an integer".to_string()
+            })?;
+        }
+    }
+    if !matches!(op, Operator::Gt | Operator::Lt) {
+        for v in values {
+            validate_label_value(v)?;
+        }
+    }
+    Ok(bound)
 }
 
 fn is_alnum(c: u8) -> bool {
@@ -289,10 +307,14 @@ pub fn validate_label_value(v: &str) -> Result<(), String> {
     }
 }
 
-/// `validation.IsDNS1123Subdomain`.
+/// `validation.IsDNS1123Subdomain`: at most 253 characters, of `dns1123SubdomainRegexp`.
 pub fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= 253 && matches_dns1123_subdomain(s)
+}
+
+/// `dns1123SubdomainRegexp`: dot-separated lowercase alphanumeric labels, inner dashes allowed.
+pub fn matches_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty()
-        && s.len() <= 253
         && s.split('.').all(|part| {
             let b = part.as_bytes();
             !b.is_empty()
@@ -354,6 +376,7 @@ mod tests {
                 k,
                 op,
                 &vals.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                &Interner::new(),
             )
             .unwrap()
         };
@@ -370,27 +393,37 @@ mod tests {
 
     #[test]
     fn requirement_validation() {
-        assert!(Requirement::new("a", Operator::In, &[]).is_err());
-        assert!(Requirement::new("a", Operator::Exists, &["x".into()]).is_err());
-        assert!(Requirement::new("a", Operator::Gt, &["x".into()]).is_err());
-        assert!(Requirement::new("-bad", Operator::Exists, &[]).is_err());
-        assert!(Requirement::new("example.com/ok", Operator::Exists, &[]).is_ok());
-        assert!(Requirement::new("Example.com/bad", Operator::Exists, &[]).is_err());
-        assert!(Requirement::new("a", Operator::In, &["bad value".into()]).is_err());
+        assert!(Requirement::new("a", Operator::In, &[], &Interner::new()).is_err());
+        assert!(Requirement::new("a", Operator::Exists, &["x".into()], &Interner::new()).is_err());
+        assert!(Requirement::new("a", Operator::Gt, &["x".into()], &Interner::new()).is_err());
+        assert!(Requirement::new("-bad", Operator::Exists, &[], &Interner::new()).is_err());
+        assert!(
+            Requirement::new("example.com/ok", Operator::Exists, &[], &Interner::new()).is_ok()
+        );
+        assert!(
+            Requirement::new("Example.com/bad", Operator::Exists, &[], &Interner::new()).is_err()
+        );
+        assert!(
+            Requirement::new("a", Operator::In, &["bad value".into()], &Interner::new()).is_err()
+        );
     }
 
     #[test]
     fn nil_and_empty_label_selectors() {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
         let l = labels(&[("app", "web")]);
-        assert!(!Selector::from_label_selector(None).unwrap().matches(&l));
         assert!(
-            Selector::from_label_selector(Some(&LabelSelector::default()))
+            !Selector::from_label_selector(None, &Interner::new())
                 .unwrap()
                 .matches(&l)
         );
         assert!(
-            Selector::from_label_selector(Some(&LabelSelector::default()))
+            Selector::from_label_selector(Some(&LabelSelector::default()), &Interner::new())
+                .unwrap()
+                .matches(&l)
+        );
+        assert!(
+            Selector::from_label_selector(Some(&LabelSelector::default()), &Interner::new())
                 .unwrap()
                 .is_empty()
         );

@@ -5,6 +5,7 @@ use super::declared_features::FeatureSet;
 use super::error::ObjectError;
 use super::intern::Str;
 use super::labels::Labels;
+use super::parse::Parse;
 use super::pod::resource_list;
 use super::resource::Resource;
 use super::taints::{Effect, Taint};
@@ -34,6 +35,8 @@ pub struct Node {
     pub ready: Option<bool>,
     /// `status.declaredFeatures`, as NodeDeclaredFeatures reads it.
     pub declared_features: FeatureSet,
+    /// `status.nodeInfo.kubeletVersion`: what a dump says of the cluster's release.
+    pub kubelet_version: Option<Str>,
     /// The API object, when extenders will be sent it (`api_object::keep`).
     pub api_object: Option<ApiObject>,
 }
@@ -44,7 +47,8 @@ impl Node {
         self.labels.get_str(LABEL_ZONE)
     }
 
-    pub fn from_k8s(n: &k8s::Node) -> Result<Node, ObjectError> {
+    pub fn from_k8s(n: &k8s::Node, parse: &Parse) -> Result<Node, ObjectError> {
+        let strings = parse.strings;
         let name = n.metadata.name.as_deref().unwrap_or("");
         if name.is_empty() {
             return Err(ObjectError::new(
@@ -76,8 +80,8 @@ impl Node {
                 ));
             }
             taints.push(Taint {
-                key: Str::new(&t.key),
-                value: Str::new(t.value.as_deref().unwrap_or("")),
+                key: strings.intern(&t.key),
+                value: strings.intern(t.value.as_deref().unwrap_or("")),
                 effect,
             });
         }
@@ -86,14 +90,15 @@ impl Node {
             Some(a) => (Some(a), "status.allocatable"),
             None => (status.and_then(|s| s.capacity.as_ref()), "status.capacity"),
         };
-        let allocatable = Resource::from_list(&resource_list(alloc_map, "Node", name, field)?);
+        let allocatable =
+            Resource::from_list(&resource_list(alloc_map, "Node", name, field, strings)?);
         Ok(Node {
-            name: Str::new(name),
+            name: strings.intern(name),
             labels: n
                 .metadata
                 .labels
                 .as_ref()
-                .map(Labels::from_map)
+                .map(|l| Labels::from_map(l, strings))
                 .unwrap_or_default(),
             taints,
             unschedulable: spec.and_then(|s| s.unschedulable) == Some(true),
@@ -103,7 +108,12 @@ impl Node {
                 .into_iter()
                 .flatten()
                 .map(|img| Image {
-                    names: img.names.iter().flatten().map(Str::new).collect(),
+                    names: img
+                        .names
+                        .iter()
+                        .flatten()
+                        .map(|n| strings.intern(n))
+                        .collect(),
                     size_bytes: img.size_bytes.unwrap_or(0),
                 })
                 .collect(),
@@ -118,7 +128,12 @@ impl Node {
                     .and_then(|s| s.declared_features.as_deref())
                     .unwrap_or_default(),
             ),
-            api_object: api_object::kept(n),
+            kubelet_version: status
+                .and_then(|s| s.node_info.as_ref())
+                .map(|i| i.kubelet_version.as_str())
+                .filter(|v| !v.is_empty())
+                .map(|v| strings.intern(v)),
+            api_object: api_object::kept(n, parse),
         })
     }
 }

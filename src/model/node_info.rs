@@ -1,7 +1,7 @@
 //! `framework.NodeInfo`: a node with the pods on it and what they add up to. Adding or removing
 //! one pod is cheap (preemption and replica placement do it constantly).
 
-use super::intern::Str;
+use super::intern::{Entry, Str};
 use super::node::Node;
 use super::pod::{HostPort, Pod};
 use super::resource::Resource;
@@ -101,11 +101,8 @@ impl NodeInfo {
                 self.used_ports.retain(|p| p != hp);
             }
         }
-        for v in &pod.volumes {
-            let Some(pvc) = &v.persistent_volume_claim else {
-                continue;
-            };
-            let key = (pod.namespace, Str::new(&pvc.claim_name));
+        for &claim in &pod.claim_names {
+            let key = (pod.namespace, claim);
             let count = self.pvc_ref_counts.entry(key).or_insert(0);
             *count += sign as i32;
             if *count <= 0 {
@@ -116,7 +113,8 @@ impl NodeInfo {
 
     /// `HostPortInfo.CheckConflict`: `0.0.0.0` conflicts with every IP on the same protocol/port.
     pub fn port_conflicts(&self, want: &HostPort) -> bool {
-        let any = Str::new("0.0.0.0");
+        static ANY: Entry = Entry::constant("0.0.0.0");
+        let any = Str::from_static(&ANY);
         self.used_ports.iter().any(|used| {
             used.protocol == want.protocol
                 && used.port == want.port

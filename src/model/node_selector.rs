@@ -2,7 +2,7 @@
 //! ORed, requirements inside a term ANDed, `matchFields` only knows `metadata.name`, an empty term
 //! matches nothing, and a term that fails to parse is skipped while the others still count.
 
-use super::intern::Str;
+use super::intern::{Interner, Str};
 use super::labels::{Labels, Operator, Requirement, Selector};
 use k8s_openapi::api::core::v1 as k8s;
 
@@ -39,7 +39,7 @@ impl NodeSelectorTerm {
             && t.match_fields.as_ref().is_none_or(Vec::is_empty)
     }
 
-    fn parse(t: &k8s::NodeSelectorTerm) -> NodeSelectorTerm {
+    fn parse(t: &k8s::NodeSelectorTerm, strings: &Interner) -> NodeSelectorTerm {
         let mut term = NodeSelectorTerm {
             labels: None,
             fields: None,
@@ -56,7 +56,7 @@ impl NodeSelectorTerm {
                         ));
                     continue;
                 };
-                match Requirement::new(&e.key, op, e.values.as_deref().unwrap_or(&[])) {
+                match Requirement::new(&e.key, op, e.values.as_deref().unwrap_or(&[]), strings) {
                     Ok(r) => reqs.push(r),
                     Err(err) => errors.push(format!("matchExpressions[{i}]: {err}")),
                 }
@@ -84,8 +84,8 @@ impl NodeSelectorTerm {
                     continue;
                 }
                 reqs.push(FieldRequirement {
-                    key: Str::new(&f.key),
-                    value: Str::new(&values[0]),
+                    key: strings.intern(&f.key),
+                    value: strings.intern(&values[0]),
                     equal,
                 });
             }
@@ -123,13 +123,13 @@ pub struct NodeSelector {
 }
 
 impl NodeSelector {
-    pub fn parse(ns: &k8s::NodeSelector) -> NodeSelector {
+    pub fn parse(ns: &k8s::NodeSelector, strings: &Interner) -> NodeSelector {
         NodeSelector {
             terms: ns
                 .node_selector_terms
                 .iter()
                 .filter(|t| !NodeSelectorTerm::is_empty_term(t))
-                .map(NodeSelectorTerm::parse)
+                .map(|t| NodeSelectorTerm::parse(t, strings))
                 .collect(),
         }
     }
@@ -163,6 +163,7 @@ impl PreferredSchedulingTerms {
     /// Terms with weight 0 or no requirements are dropped; a parse error fails the whole list.
     pub fn parse(
         terms: &[k8s::PreferredSchedulingTerm],
+        strings: &Interner,
     ) -> Result<PreferredSchedulingTerms, String> {
         let mut out = Vec::new();
         let mut errors = Vec::new();
@@ -170,7 +171,7 @@ impl PreferredSchedulingTerms {
             if t.weight == 0 || NodeSelectorTerm::is_empty_term(&t.preference) {
                 continue;
             }
-            let term = NodeSelectorTerm::parse(&t.preference);
+            let term = NodeSelectorTerm::parse(&t.preference, strings);
             match &term.parse_error {
                 Some(e) => errors.push(format!("[{i}].{e}")),
                 None => out.push(PreferredTerm {
@@ -245,28 +246,37 @@ mod tests {
     fn terms_are_ored_and_empty_terms_match_nothing() {
         let labels = Labels::from_pairs(vec![(Str::new("zone"), Str::new("a"))]);
         let node = Str::new("node-1");
-        let ns = NodeSelector::parse(&k8s::NodeSelector {
-            node_selector_terms: vec![
-                term(&[("zone", "In", &["b"])], &[]),
-                term(&[], &[("metadata.name", "In", &["node-1"])]),
-            ],
-        });
+        let ns = NodeSelector::parse(
+            &k8s::NodeSelector {
+                node_selector_terms: vec![
+                    term(&[("zone", "In", &["b"])], &[]),
+                    term(&[], &[("metadata.name", "In", &["node-1"])]),
+                ],
+            },
+            &Interner::new(),
+        );
         assert!(ns.matches(&labels, node));
-        let empty = NodeSelector::parse(&k8s::NodeSelector {
-            node_selector_terms: vec![term(&[], &[])],
-        });
+        let empty = NodeSelector::parse(
+            &k8s::NodeSelector {
+                node_selector_terms: vec![term(&[], &[])],
+            },
+            &Interner::new(),
+        );
         assert!(!empty.matches(&labels, node));
     }
 
     #[test]
     fn a_broken_term_does_not_hide_a_good_one() {
         let labels = Labels::from_pairs(vec![(Str::new("zone"), Str::new("a"))]);
-        let ns = NodeSelector::parse(&k8s::NodeSelector {
-            node_selector_terms: vec![
-                term(&[("zone", "Bogus", &["a"])], &[]),
-                term(&[("zone", "In", &["a"])], &[]),
-            ],
-        });
+        let ns = NodeSelector::parse(
+            &k8s::NodeSelector {
+                node_selector_terms: vec![
+                    term(&[("zone", "Bogus", &["a"])], &[]),
+                    term(&[("zone", "In", &["a"])], &[]),
+                ],
+            },
+            &Interner::new(),
+        );
         assert!(ns.matches(&labels, Str::new("n")));
         assert_eq!(ns.parse_errors().len(), 1);
     }

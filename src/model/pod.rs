@@ -6,10 +6,11 @@ use super::affinity::PodAffinity;
 use super::api_object::{self, ApiObject};
 use super::declared_features::FeatureSet;
 use super::error::ObjectError;
-use super::intern::Str;
+use super::intern::{Interner, Str};
 use super::labels::Labels;
 use super::labels::Selector;
 use super::node_selector::{NodeSelector, PreferredSchedulingTerms, RequiredNodeAffinity};
+use super::parse::Parse;
 use super::quantity::Quantity;
 use super::resource::{ContainerResources, PodResources, RequestOptions, Resource, ResourceList};
 use super::taints::Toleration;
@@ -134,6 +135,8 @@ pub struct Pod {
     pub affinity: PodAffinity,
     pub topology_spread_constraints: Vec<k8s::TopologySpreadConstraint>,
     pub volumes: Vec<k8s::Volume>,
+    /// The claims of its `persistentVolumeClaim` volumes, in volume order.
+    pub claim_names: Vec<Str>,
     pub scheduling_gates: Vec<Str>,
     /// `spec.resourceClaims`, with the claim each one names.
     pub resource_claims: Vec<PodResourceClaim>,
@@ -160,6 +163,7 @@ pub(crate) fn resource_list(
     kind: &'static str,
     object: &str,
     field: &str,
+    strings: &Interner,
 ) -> Result<ResourceList, ObjectError> {
     let mut list = ResourceList::new();
     for (name, q) in map.into_iter().flatten() {
@@ -171,7 +175,7 @@ pub(crate) fn resource_list(
                 format!("invalid quantity {:?}: {e}", q.0),
             )
         })?;
-        list.set(Str::new(name), parsed);
+        list.set(strings.intern(name), parsed);
     }
     Ok(list)
 }
@@ -201,9 +205,10 @@ impl Pod {
         self.resources.requests(opts)
     }
 
-    pub fn from_k8s(p: &k8s::Pod) -> Result<Pod, ObjectError> {
+    pub fn from_k8s(p: &k8s::Pod, parse: &Parse) -> Result<Pod, ObjectError> {
+        let strings = parse.strings;
         let meta = &p.metadata;
-        let namespace = Str::new(meta.namespace.as_deref().unwrap_or("default"));
+        let namespace = strings.intern(meta.namespace.as_deref().unwrap_or("default"));
         let name_str = meta.name.as_deref().unwrap_or("");
         let object = format!("{namespace}/{name_str}");
         if name_str.is_empty() {
@@ -214,7 +219,7 @@ impl Pod {
                 "required field is missing",
             ));
         }
-        let name = Str::new(name_str);
+        let name = strings.intern(name_str);
         let Some(spec) = &p.spec else {
             return Err(ObjectError::new(
                 "Pod",
@@ -245,6 +250,7 @@ impl Pod {
                 "Pod",
                 &object,
                 &format!("{field}.resources.requests"),
+                strings,
             )?;
             let cs = statuses.get(c.name.as_str());
             let status_requests = match cs.and_then(|cs| cs.resources.as_ref()) {
@@ -253,6 +259,7 @@ impl Pod {
                     "Pod",
                     &object,
                     "status.containerStatuses.resources.requests",
+                    strings,
                 )?),
                 None => None,
             };
@@ -262,6 +269,7 @@ impl Pod {
                     "Pod",
                     &object,
                     "status.containerStatuses.allocatedResources",
+                    strings,
                 )?),
                 None => None,
             };
@@ -291,12 +299,18 @@ impl Pod {
             )?);
         }
         if let Some(o) = &spec.overhead {
-            resources.overhead = Some(resource_list(Some(o), "Pod", &object, "spec.overhead")?);
+            resources.overhead = Some(resource_list(
+                Some(o),
+                "Pod",
+                &object,
+                "spec.overhead",
+                strings,
+            )?);
         }
         if let Some(r) = spec.resources.as_ref().and_then(|r| r.requests.as_ref())
             && r.keys().any(|k| supported_pod_level(k))
         {
-            let all = resource_list(Some(r), "Pod", &object, "spec.resources.requests")?;
+            let all = resource_list(Some(r), "Pod", &object, "spec.resources.requests", strings)?;
             let mut supported = ResourceList::new();
             for (n, q) in all.iter().filter(|(n, _)| supported_pod_level(n)) {
                 supported.set(n, q);
@@ -346,7 +360,7 @@ impl Pod {
                     Some(ip) => ip,
                 };
                 host_ports.push(HostPort {
-                    ip: Str::new(ip),
+                    ip: strings.intern(ip),
                     protocol,
                     port: hp,
                 });
@@ -361,7 +375,7 @@ impl Pod {
             .node_selector
             .as_ref()
             .filter(|m| !m.is_empty())
-            .map(Labels::from_map);
+            .map(|l| Labels::from_map(l, strings));
         let required_node_affinity = RequiredNodeAffinity {
             node_selector: node_selector.as_ref().map(Selector::from_set),
             affinity: node_affinity
@@ -369,13 +383,13 @@ impl Pod {
                     na.required_during_scheduling_ignored_during_execution
                         .as_ref()
                 })
-                .map(NodeSelector::parse),
+                .map(|ns| NodeSelector::parse(ns, strings)),
         };
         let preferred_node_affinity = match node_affinity.and_then(|na| {
             na.preferred_during_scheduling_ignored_during_execution
                 .as_ref()
         }) {
-            Some(terms) => PreferredSchedulingTerms::parse(terms).map(Some),
+            Some(terms) => PreferredSchedulingTerms::parse(terms, strings).map(Some),
             None => Ok(None),
         };
 
@@ -390,13 +404,13 @@ impl Pod {
         let images = init_containers
             .iter()
             .chain(spec.containers.iter())
-            .map(|c| Str::new(normalized_image_name(c.image.as_deref().unwrap_or(""))))
+            .map(|c| strings.intern(normalized_image_name(c.image.as_deref().unwrap_or(""))))
             .collect();
 
         Ok(Pod {
             namespace,
             name,
-            uid: Str::new(
+            uid: strings.intern(
                 meta.uid
                     .as_deref()
                     .filter(|u| !u.is_empty())
@@ -405,16 +419,16 @@ impl Pod {
             labels: meta
                 .labels
                 .as_ref()
-                .map(Labels::from_map)
+                .map(|l| Labels::from_map(l, strings))
                 .unwrap_or_default(),
             owner_refs: meta
                 .owner_references
                 .iter()
                 .flatten()
                 .map(|o| OwnerRef {
-                    api_version: Str::new(&o.api_version),
-                    kind: Str::new(&o.kind),
-                    name: Str::new(&o.name),
+                    api_version: strings.intern(&o.api_version),
+                    kind: strings.intern(&o.kind),
+                    name: strings.intern(&o.name),
                     controller: o.controller == Some(true),
                 })
                 .collect(),
@@ -441,12 +455,12 @@ impl Pod {
                 .node_name
                 .as_deref()
                 .filter(|n| !n.is_empty())
-                .map(Str::new),
+                .map(|x| strings.intern(x)),
             nominated_node_name: status
                 .and_then(|s| s.nominated_node_name.as_deref())
                 .filter(|n| !n.is_empty())
-                .map(Str::new),
-            scheduler_name: Str::new(
+                .map(|x| strings.intern(x)),
+            scheduler_name: strings.intern(
                 spec.scheduler_name
                     .as_deref()
                     .filter(|s| !s.is_empty())
@@ -457,7 +471,7 @@ impl Pod {
                 .priority_class_name
                 .as_deref()
                 .filter(|s| !s.is_empty())
-                .map(Str::new),
+                .map(|x| strings.intern(x)),
             preemption_never: spec.preemption_policy.as_deref() == Some("Never"),
             phase,
             start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
@@ -472,7 +486,7 @@ impl Pod {
                 .tolerations
                 .iter()
                 .flatten()
-                .map(Toleration::from_k8s)
+                .map(|t| Toleration::from_k8s(t, strings))
                 .collect(),
             node_selector,
             required_node_affinity,
@@ -483,34 +497,43 @@ impl Pod {
                 })
                 .map(|r| r.node_selector_terms.clone()),
             preferred_node_affinity,
-            affinity: PodAffinity::parse(namespace, spec.affinity.as_ref()),
+            affinity: PodAffinity::parse(namespace, spec.affinity.as_ref(), strings),
             topology_spread_constraints: spec
                 .topology_spread_constraints
                 .clone()
                 .unwrap_or_default(),
             volumes: spec.volumes.clone().unwrap_or_default(),
+            claim_names: spec
+                .volumes
+                .iter()
+                .flatten()
+                .filter_map(|v| v.persistent_volume_claim.as_ref())
+                .map(|c| strings.intern(&c.claim_name))
+                .collect(),
             scheduling_gates: spec
                 .scheduling_gates
                 .iter()
                 .flatten()
-                .map(|g| Str::new(&g.name))
+                .map(|g| strings.intern(&g.name))
                 .collect(),
             resource_claims: spec
                 .resource_claims
                 .iter()
                 .flatten()
                 .map(|c| PodResourceClaim {
-                    name: Str::new(&c.name),
+                    name: strings.intern(&c.name),
                     source: match (&c.resource_claim_name, &c.resource_claim_template_name) {
-                        (Some(n), _) => ClaimSource::Claim(Str::new(n)),
+                        (Some(n), _) => ClaimSource::Claim(strings.intern(n)),
                         (None, Some(t)) => ClaimSource::Template {
-                            template: Str::new(t),
+                            template: strings.intern(t),
                             generated: p
                                 .status
                                 .as_ref()
                                 .and_then(|s| s.resource_claim_statuses.as_ref())
                                 .and_then(|st| st.iter().find(|s| s.name == c.name))
-                                .map(|s| s.resource_claim_name.as_deref().map(Str::new)),
+                                .map(|s| {
+                                    s.resource_claim_name.as_deref().map(|x| strings.intern(x))
+                                }),
                         },
                         (None, None) => ClaimSource::Unsupported,
                     },
@@ -522,10 +545,12 @@ impl Pod {
                 .iter()
                 .flatten()
                 .filter_map(|v| v.image.as_ref())
-                .map(|i| Str::new(normalized_image_name(i.reference.as_deref().unwrap_or(""))))
+                .map(|i| {
+                    strings.intern(normalized_image_name(i.reference.as_deref().unwrap_or("")))
+                })
                 .collect(),
             num_containers: init_containers.len() + spec.containers.len(),
-            api_object: api_object::kept(p),
+            api_object: api_object::kept(p, parse),
         })
     }
 }

@@ -2,7 +2,7 @@
 //! resources), with pod requests computed as `resourcehelper.PodRequests` and
 //! `PodInfo.CalculateResource` do in kube-scheduler v1.34.
 
-use super::intern::Str;
+use super::intern::{Entry, Str};
 use super::quantity::Quantity;
 
 pub const CPU: &str = "cpu";
@@ -240,14 +240,16 @@ impl NonMissing {
     fn list(self) -> ResourceList {
         let mut l = ResourceList::new();
         if matches!(self, NonMissing::CpuAndMemory | NonMissing::Cpu) {
+            static NAME: Entry = Entry::constant(CPU);
             l.set(
-                Str::new(CPU),
+                Str::from_static(&NAME),
                 Quantity::from_milli(DEFAULT_MILLI_CPU_REQUEST),
             );
         }
         if matches!(self, NonMissing::CpuAndMemory | NonMissing::Memory) {
+            static NAME: Entry = Entry::constant(MEMORY);
             l.set(
-                Str::new(MEMORY),
+                Str::from_static(&NAME),
                 Quantity::from_units(DEFAULT_MEMORY_REQUEST),
             );
         }

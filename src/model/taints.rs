@@ -1,6 +1,6 @@
 //! Taints and tolerations with `v1.Toleration.ToleratesTaint` semantics.
 
-use super::intern::Str;
+use super::intern::{Interner, Str};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
@@ -86,7 +86,7 @@ impl Toleration {
         }
     }
 
-    pub fn from_k8s(t: &k8s_openapi::api::core::v1::Toleration) -> Toleration {
+    pub fn from_k8s(t: &k8s_openapi::api::core::v1::Toleration, strings: &Interner) -> Toleration {
         let operator = match t.operator.as_deref() {
             None | Some("") | Some("Equal") => TolerationOperator::Equal,
             Some("Exists") => TolerationOperator::Exists,
@@ -97,9 +97,9 @@ impl Toleration {
             Some(e) => Some(Effect::parse(e)),
         };
         Toleration {
-            key: Str::new(t.key.as_deref().unwrap_or("")),
+            key: strings.intern(t.key.as_deref().unwrap_or("")),
             operator,
-            value: Str::new(t.value.as_deref().unwrap_or("")),
+            value: strings.intern(t.value.as_deref().unwrap_or("")),
             effect,
             seconds: t.toleration_seconds,
         }

@@ -2,75 +2,13 @@
 //! typo gets the error a real cluster would give instead of a silently different answer, and of
 //! the objects of a dump, which a hand-edited dump may have broken.
 
+use super::field::{Errors, not_supported};
 use super::labels::{
-    Operator, Requirement, is_dns1123_subdomain, validate_label_key, validate_label_value,
+    Operator, check_requirement, is_dns1123_subdomain, validate_label_key, validate_label_value,
 };
 use super::quantity::Quantity;
 use k8s_openapi::api::core::v1 as k8s;
 use std::collections::{BTreeMap, HashSet};
-use std::fmt;
-
-/// One field's error, as `field.Error` prints it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
-}
-
-impl fmt::Display for FieldError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-/// Field errors, as `field.ErrorList` would print them.
-#[derive(Debug, Default)]
-pub struct Errors(pub Vec<FieldError>);
-
-impl Errors {
-    pub fn push(&mut self, field: &str, msg: impl fmt::Display) {
-        self.0.push(FieldError {
-            field: field.to_string(),
-            message: msg.to_string(),
-        });
-    }
-
-    /// `field.NotSupported` unless `value` is one of `supported`.
-    pub fn one_of(&mut self, field: &str, value: &str, supported: &[&str]) {
-        if !supported.contains(&value) {
-            self.push(field, not_supported(value, supported));
-        }
-    }
-
-    fn result(self) -> Result<(), Errors> {
-        if self.0.is_empty() { Ok(()) } else { Err(self) }
-    }
-
-    /// The errors of an object embedded at `prefix` (a workload's pod template).
-    pub fn within(self, prefix: &str) -> Errors {
-        Errors(
-            self.0
-                .into_iter()
-                .map(|e| FieldError {
-                    field: format!("{prefix}.{}", e.field),
-                    ..e
-                })
-                .collect(),
-        )
-    }
-}
-
-impl fmt::Display for Errors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
 
 const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
@@ -122,20 +60,6 @@ fn labels(errs: &mut Errors, field: &str, map: Option<&BTreeMap<String, String>>
 
 const EFFECTS: &[&str] = &["NoExecute", "NoSchedule", "PreferNoSchedule"];
 const PREEMPTION_POLICIES: &[&str] = &["Never", "PreemptLowerPriority"];
-
-/// Values as the API server lists them in its messages: `"a", "b"`.
-pub fn quoted(values: &[&str]) -> String {
-    let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
-    values.join(", ")
-}
-
-/// The API server's `Unsupported value` message, the supported values in its order.
-fn not_supported(value: &str, supported: &[&str]) -> String {
-    format!(
-        "Unsupported value: {value:?}: supported values: {}",
-        quoted(supported)
-    )
-}
 
 fn quantities(
     errs: &mut Errors,
@@ -337,7 +261,7 @@ fn label_selector(
             );
             continue;
         };
-        if let Err(err) = Requirement::new(&e.key, op, e.values.as_deref().unwrap_or(&[])) {
+        if let Err(err) = check_requirement(&e.key, op, e.values.as_deref().unwrap_or(&[])) {
             errs.push(&f, err);
         }
     }

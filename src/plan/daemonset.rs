@@ -7,7 +7,7 @@
 
 use super::{DAEMON_SET, Origin, Outcome, PodResult};
 use crate::model::cluster::Cluster;
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::node::Node;
 use crate::model::node_selector::NodeSelector;
 use crate::model::pod::Pod;
@@ -125,7 +125,7 @@ pub fn should_run(template: &Pod, node: &Node) -> Result<(), String> {
 }
 
 /// Replaces the pod's required node affinity by the one the controller writes: this node only.
-pub fn pin(pod: &mut Pod, node: Str) {
+pub fn pin(pod: &mut Pod, node: Str, strings: &Interner) {
     let term = k8s::NodeSelectorTerm {
         match_fields: Some(vec![k8s::NodeSelectorRequirement {
             key: "metadata.name".into(),
@@ -134,14 +134,17 @@ pub fn pin(pod: &mut Pod, node: Str) {
         }]),
         match_expressions: None,
     };
-    pod.required_node_affinity.affinity = Some(NodeSelector::parse(&k8s::NodeSelector {
-        node_selector_terms: vec![term.clone()],
-    }));
+    pod.required_node_affinity.affinity = Some(NodeSelector::parse(
+        &k8s::NodeSelector {
+            node_selector_terms: vec![term.clone()],
+        },
+        strings,
+    ));
     pod.required_node_affinity_terms = Some(vec![term]);
 }
 
 /// The pod the DaemonSet of `template` creates for `node`.
-pub fn pod_for(template: &Pod, node: Str) -> Pod {
+pub fn pod_for(template: &Pod, node: Str, strings: &Interner) -> Pod {
     let mut p = template.clone();
     p.name = Str::new(format!("{}-{node}", template.name));
     p.uid = Str::new(format!(
@@ -149,13 +152,13 @@ pub fn pod_for(template: &Pod, node: Str) -> Pod {
         template.namespace, p.name
     ));
     p.node_name = None;
-    pin(&mut p, node);
+    pin(&mut p, node, strings);
     p
 }
 
 /// A copy of a DaemonSet or static pod for another node: a DaemonSet pod re-pinned there (for
 /// the scheduler to place), a mirror pod bound there (the kubelet runs it).
-pub fn copy_to(pod: &Pod, node: Str) -> Pod {
+pub fn copy_to(pod: &Pod, node: Str, strings: &Interner) -> Pod {
     let mut p = super::replacement(pod);
     p.uid = Str::new(format!("{}@{node}", pod.uid));
     match (pod.mirror, pod.node_name) {
@@ -168,7 +171,7 @@ pub fn copy_to(pod: &Pod, node: Str) -> Pod {
         _ => {
             let owner = pod.controller().map_or(pod.name, |o| o.name);
             p.name = Str::new(format!("{owner}-{node}"));
-            pin(&mut p, node);
+            pin(&mut p, node, strings);
         }
     }
     p
@@ -199,7 +202,7 @@ pub fn inferred_pods(cluster: &Cluster, node: &Node) -> Vec<Pod> {
                 .is_none_or(|s| s.iter().all(|(k, v)| node.labels.get(k) == Some(v)))
                 && untolerated(&node.taints, &p.tolerations).is_none()
         })
-        .map(|p| copy_to(p, node.name))
+        .map(|p| copy_to(p, node.name, &cluster.strings))
         .collect()
 }
 
@@ -215,6 +218,10 @@ pub fn owns(ds: &DaemonSet, pod: &Pod) -> bool {
 mod tests {
     use super::*;
     use crate::model::cluster::convert_pod;
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::testing::{cluster, node, pod};
     use serde_json::json;
 
@@ -223,9 +230,12 @@ mod tests {
         for (k, v) in extra.as_object().unwrap() {
             p["spec"][k] = v.clone();
         }
-        let mut p = convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
+        let mut p = convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         add_controller_tolerations(&mut p);
         p
     }
@@ -233,7 +243,11 @@ mod tests {
     fn tainted(name: &str, taints: serde_json::Value) -> Node {
         let mut n = node(name, "4", json!({"pool": "gpu"}));
         n["spec"] = json!({"taints": taints});
-        Node::from_k8s(&serde_json::from_value(n).unwrap()).unwrap()
+        Node::from_k8s(
+            &serde_json::from_value(n).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -292,7 +306,7 @@ mod tests {
         );
         assert_eq!(should_run(&aff, &n), Ok(()));
         // The pinned pod keeps its nodeSelector; its affinity now names the node only.
-        let pinned = pod_for(&aff, n.name);
+        let pinned = pod_for(&aff, n.name, &Interner::new());
         assert!(pinned.required_node_affinity.matches(&n.labels, n.name));
         assert!(
             !pinned
@@ -341,6 +355,7 @@ mod tests {
         assert_eq!(names, ["gpu-only-g"]);
         let cpu = Node::from_k8s(
             &serde_json::from_value(node("p", "4", json!({"pool": "cpu"}))).unwrap(),
+            &Parse::new(&Interner::new()),
         )
         .unwrap();
         let names: Vec<String> = inferred_pods(&c, &cpu)

@@ -241,13 +241,20 @@ pub fn results(
 mod tests {
     use super::*;
     use crate::model::cluster::convert_pod;
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::testing::pod;
     use serde_json::json;
 
     fn parsed(v: serde_json::Value) -> Pod {
-        convert_pod(serde_json::from_value(v).unwrap())
-            .unwrap()
-            .into_pod()
+        convert_pod(
+            serde_json::from_value(v).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod()
     }
 
     fn owned(kind: &str, api_version: &str) -> Pod {

@@ -5,8 +5,8 @@
 use super::daemonset;
 use super::{DAEMON_SET, Fate, Leaving, fate};
 use crate::model::cluster::Cluster;
-use crate::model::intern::Str;
-use crate::model::labels::{validate_label_key, validate_label_value};
+use crate::model::intern::{Interner, Str};
+use crate::model::labels::{Selector, validate_label_key, validate_label_value};
 use crate::model::node::{LABEL_HOSTNAME, Node};
 use crate::model::pod::Pod;
 use crate::model::taints::{Effect, Taint};
@@ -54,6 +54,47 @@ pub enum Edit {
     },
     /// Cordoned where it appears; its pods are evicted after every other change.
     Drain(Str),
+    /// A change to every node a label selector (`-l`) selects where the edit appears, in name
+    /// order, as kubectl's `drain -l`, `cordon -l` and `taint nodes -l` act.
+    Selected {
+        change: NodeChange,
+        selector: Selector,
+        /// The selector as written, for messages.
+        text: String,
+    },
+}
+
+/// What `-l` does to each node it selects.
+#[derive(Clone, Debug)]
+pub enum NodeChange {
+    Cordon,
+    Uncordon,
+    Drain,
+    Taint(Taint),
+}
+
+impl NodeChange {
+    fn flag(&self) -> &'static str {
+        match self {
+            NodeChange::Cordon => "--cordon",
+            NodeChange::Uncordon => "--uncordon",
+            NodeChange::Drain => "--drain",
+            NodeChange::Taint(_) => "--taint",
+        }
+    }
+
+    /// The same change to one node.
+    fn on(&self, node: Str) -> Edit {
+        match self {
+            NodeChange::Cordon => Edit::Cordon(node),
+            NodeChange::Uncordon => Edit::Uncordon(node),
+            NodeChange::Drain => Edit::Drain(node),
+            NodeChange::Taint(taint) => Edit::Taint {
+                node,
+                taint: taint.clone(),
+            },
+        }
+    }
 }
 
 /// An edit that cannot be applied or parsed: the flag and value, then why.
@@ -77,6 +118,22 @@ pub struct Applied {
     pub displaced: Vec<(Arc<Pod>, Fate)>,
     /// DaemonSet pods new nodes get, each pinned to its node, for the scheduler to place.
     pub daemon_pods: Vec<(Str, Pod)>,
+    /// The nodes it drains, in order (their pods go after every other change).
+    pub drains: Vec<Str>,
+}
+
+impl Applied {
+    /// An edit before it has done anything.
+    fn of(edit: &Edit) -> Applied {
+        Applied {
+            flag: edit.flag(),
+            summary: String::new(),
+            added_nodes: Vec::new(),
+            displaced: Vec::new(),
+            daemon_pods: Vec::new(),
+            drains: Vec::new(),
+        }
+    }
 }
 
 fn plural(n: usize, one: &str) -> String {
@@ -92,6 +149,23 @@ fn parse_effect(s: &str) -> Result<Effect, String> {
         format!(
             "invalid taint effect {s:?}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""
         )
+    })
+}
+
+/// `KEY[=VALUE]:EFFECT`, kubectl taint's syntax; `whole` is what the flag's value should look
+/// like, for the message.
+fn parse_taint(spec: &str, whole: &str) -> Result<Taint, String> {
+    let (kv, effect) = spec
+        .rsplit_once(':')
+        .ok_or_else(|| format!("expected {whole} (the effect is required)"))?;
+    let effect = parse_effect(effect)?;
+    let (key, val) = kv.split_once('=').unwrap_or((kv, ""));
+    validate_label_key(key)?;
+    validate_label_value(val)?;
+    Ok(Taint {
+        key: Str::new(key),
+        value: Str::new(val),
+        effect: Some(effect),
     })
 }
 
@@ -113,21 +187,78 @@ impl Edit {
             message,
         };
         let (node, spec) = node_and(value, "KEY[=VALUE]:EFFECT").map_err(err)?;
-        let (kv, effect) = spec.rsplit_once(':').ok_or_else(|| {
-            err("expected NODE=KEY[=VALUE]:EFFECT (the effect is required)".into())
-        })?;
-        let effect = parse_effect(effect).map_err(err)?;
-        let (key, val) = kv.split_once('=').unwrap_or((kv, ""));
-        validate_label_key(key).map_err(err)?;
-        validate_label_value(val).map_err(err)?;
-        Ok(Edit::Taint {
-            node,
-            taint: Taint {
-                key: Str::new(key),
-                value: Str::new(val),
-                effect: Some(effect),
+        let taint = parse_taint(&spec, "NODE=KEY[=VALUE]:EFFECT").map_err(err)?;
+        Ok(Edit::Taint { node, taint })
+    }
+
+    /// `--cordon -l SELECTOR`, `--uncordon -l …`, `--drain -l …` and `--taint -l SELECTOR
+    /// KEY[=VALUE]:EFFECT`: the change on every node the selector selects (`taint` is the
+    /// taint's spec, for `--taint` only).
+    pub fn selected(flag: &str, selector: &str, taint: Option<&str>) -> Result<Edit, EditError> {
+        let err = |message: String| EditError {
+            flag: match taint {
+                Some(t) => format!("--{flag} -l {selector} {t}"),
+                None => format!("--{flag} -l {selector}"),
             },
+            message,
+        };
+        let change = match (flag, taint) {
+            ("cordon", None) => NodeChange::Cordon,
+            ("uncordon", None) => NodeChange::Uncordon,
+            ("drain", None) => NodeChange::Drain,
+            ("taint", Some(spec)) => {
+                NodeChange::Taint(parse_taint(spec, "KEY[=VALUE]:EFFECT").map_err(err)?)
+            }
+            _ => {
+                return Err(err(
+                    "-l selects nodes for --cordon, --uncordon, --drain and --taint".into(),
+                ));
+            }
+        };
+        let parsed = crate::model::selection::parse_label_selector(selector, &Interner::new())
+            .map_err(err)?;
+        Ok(Edit::Selected {
+            change,
+            selector: parsed,
+            text: selector.to_string(),
         })
+    }
+
+    /// `-l`'s change to every node it selects where it stands, in name order, as one edit; a
+    /// selector that selects no node is an error, as a name that names none.
+    fn apply_selected(
+        &self,
+        change: &NodeChange,
+        selector: &Selector,
+        cluster: &mut Cluster,
+    ) -> Result<Applied, EditError> {
+        let mut nodes: Vec<Str> = cluster
+            .nodes
+            .iter()
+            .filter(|n| selector.matches(&n.labels))
+            .map(|n| n.name)
+            .collect();
+        if nodes.is_empty() {
+            return Err(self.error("no node matches"));
+        }
+        nodes.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        let mut all = Applied::of(self);
+        let mut summaries = Vec::new();
+        for node in &nodes {
+            let one = change.on(*node).apply(cluster)?;
+            summaries.push(one.summary);
+            all.displaced.extend(one.displaced);
+            all.drains.extend(one.drains);
+        }
+        let names: Vec<&str> = nodes.iter().map(|n| n.as_str()).collect();
+        all.summary = match change {
+            NodeChange::Drain => format!(
+                "drain {}: cordoned now, their pods evicted after the other changes, node after node",
+                names.join(", ")
+            ),
+            _ => summaries.join("; "),
+        };
+        Ok(all)
     }
 
     /// `--untaint NODE=KEY[:EFFECT]`.
@@ -223,6 +354,10 @@ impl Edit {
             Edit::CloneNode { node, count } => format!("--clone-node {node}={count}"),
             Edit::DeletePod { namespace, name } => format!("--delete-pod {namespace}/{name}"),
             Edit::Drain(n) => format!("--drain {n}"),
+            Edit::Selected { change, text, .. } => match change {
+                NodeChange::Taint(t) => format!("--taint -l {text} {t}"),
+                _ => format!("{} -l {text}", change.flag()),
+            },
         }
     }
 
@@ -243,22 +378,22 @@ impl Edit {
 
     /// Applies the edit to the cluster.
     pub fn apply(&self, cluster: &mut Cluster) -> Result<Applied, EditError> {
-        let mut applied = Applied {
-            flag: self.flag(),
-            summary: String::new(),
-            added_nodes: Vec::new(),
-            displaced: Vec::new(),
-            daemon_pods: Vec::new(),
-        };
+        let mut applied = Applied::of(self);
         match self {
+            Edit::Selected {
+                change, selector, ..
+            } => return self.apply_selected(change, selector, cluster),
             Edit::Cordon(name) | Edit::Drain(name) => {
                 let i = self.node_index(cluster, *name)?;
                 let already = cluster.nodes[i].unschedulable;
                 cordon(Arc::make_mut(&mut cluster.nodes[i]), true);
                 applied.summary = match (self, already) {
-                    (Edit::Drain(_), _) => format!(
-                        "drain {name}: cordoned now, its pods evicted after the other changes"
-                    ),
+                    (Edit::Drain(_), _) => {
+                        applied.drains.push(*name);
+                        format!(
+                            "drain {name}: cordoned now, its pods evicted after the other changes"
+                        )
+                    }
                     (_, true) => format!("cordon {name} (already cordoned)"),
                     _ => format!("cordon {name}"),
                 };
@@ -386,7 +521,7 @@ impl Edit {
                         cluster.csi_nodes.insert(name, Arc::new(c));
                     }
                     for p in &originals {
-                        let copy = daemonset::copy_to(p, name);
+                        let copy = daemonset::copy_to(p, name, &cluster.strings);
                         if p.mirror {
                             // The kubelet runs static pods without the scheduler.
                             cluster.pods.push(Arc::new(copy));

@@ -67,7 +67,7 @@ fn spread_selectors(pod: &Pod, cluster: &Cluster) -> Vec<Selector> {
         .iter()
         // A selector that does not parse counts everything here: this relation over-approximates.
         .map(|c| {
-            Selector::from_label_selector(c.label_selector.as_ref())
+            Selector::from_label_selector(c.label_selector.as_ref(), &cluster.strings)
                 .unwrap_or_else(|_| Selector::everything())
         })
         .collect()
@@ -343,13 +343,18 @@ impl Capacity {
 mod tests {
     use super::*;
     use crate::model::cluster::convert_pod;
+    use crate::model::intern::Interner;
+    use crate::model::parse::Parse;
     use crate::testing::{cluster, node, pod};
     use serde_json::{Value, json};
 
     fn model(v: Value) -> Pod {
-        convert_pod(serde_json::from_value(v).unwrap())
-            .unwrap()
-            .into_pod()
+        convert_pod(
+            serde_json::from_value(v).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod()
     }
 
     #[test]
@@ -396,6 +401,7 @@ mod tests {
     fn a_swing_is_the_weighted_share_of_the_node_the_pod_takes() {
         let n = crate::model::node::Node::from_k8s(
             &serde_json::from_value(node("n", "4", json!({}))).unwrap(),
+            &Parse::new(&Interner::new()),
         )
         .unwrap();
         let swing = Swing { weight: 2 };

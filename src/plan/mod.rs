@@ -187,6 +187,9 @@ pub enum Workload {
     DaemonSet(daemonset::DaemonSet),
 }
 
+/// Which of the cluster's pods a request is about.
+pub type PodFilter = Box<dyn Fn(&Pod) -> bool>;
+
 /// Everything a plan is asked to do.
 pub struct Request {
     /// In command-line order.
@@ -194,8 +197,9 @@ pub struct Request {
     pub drain: drain::Options,
     /// The `-f` documents, in order.
     pub workloads: Vec<Workload>,
-    /// Queue the pods already pending, optionally of one namespace only (`explain --all-pending`).
-    pub pending: Option<Option<Str>>,
+    /// Queue the pods already pending that this selects (`explain --all-pending`: `-n`, `-l`,
+    /// `--field-selector`).
+    pub pending: Option<PodFilter>,
     /// `--seed`: choose among tied nodes at random, seeded; `None` takes the first by name.
     pub seed: Option<u64>,
 }
@@ -247,26 +251,18 @@ pub fn run(fws: &[Framework], cluster: Cluster, request: Request) -> Result<Plan
     for e in &request.edits {
         applied.push(e.apply(&mut cluster)?);
     }
-    let drains: Vec<Str> = request
-        .edits
-        .iter()
-        .filter_map(|e| match e {
-            edit::Edit::Drain(node) => Some(*node),
-            _ => None,
-        })
-        .collect();
+    let drains: Vec<Str> = applied.iter().flat_map(|a| a.drains.clone()).collect();
     if let Some(gone) = drains.iter().find(|n| cluster.node(n).is_none()) {
         return Err(edit::EditError {
             flag: format!("--drain {gone}"),
             message: "a later --delete-node removes the node before it could be drained".into(),
         });
     }
-    let mut pending: Vec<Arc<Pod>> = match request.pending {
-        Some(namespace) => cluster
+    let mut pending: Vec<Arc<Pod>> = match &request.pending {
+        Some(selected) => cluster
             .pods
             .iter()
-            .filter(|p| p.node_name.is_none())
-            .filter(|p| namespace.is_none_or(|ns| p.namespace == ns))
+            .filter(|p| p.node_name.is_none() && selected(p))
             .cloned()
             .collect(),
         None => Vec::new(),

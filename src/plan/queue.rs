@@ -628,7 +628,10 @@ impl State<'_> {
             }
             let status = match daemonset::should_run(&ds.template, &info.node) {
                 Ok(()) => {
-                    queued.push((node, daemonset::pod_for(&ds.template, node)));
+                    queued.push((
+                        node,
+                        daemonset::pod_for(&ds.template, node, &self.snapshot.cluster.strings),
+                    ));
                     NodeStatus::Queued
                 }
                 Err(why) => NodeStatus::Skipped(why),

@@ -283,7 +283,7 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
         "{} on {} node(s)\n{}\n",
         style.bold("Change plan"),
         r.num_nodes,
-        style.dim(&r.scheduler.describe())
+        r.scheduler.header(style, opts.width)
     );
     let verdict = if r.verdict.safe {
         style.good(&r.verdict.summary)

@@ -8,7 +8,9 @@ use super::edit::Edit;
 use super::report::{self, OutcomeKind};
 use super::*;
 use crate::model::cluster::convert_pod;
+use crate::model::intern::Interner;
 use crate::model::node::LABEL_ZONE;
+use crate::model::parse::Parse;
 use crate::plugins::registry::default_framework;
 use crate::release::Release;
 use crate::testing::{cluster, node, pod};
@@ -49,9 +51,12 @@ fn pdb(name: &str, app: &str, allowed: i32, current: i32, desired: i32) -> Value
 }
 
 fn model(v: Value) -> Pod {
-    convert_pod(serde_json::from_value(v).unwrap())
-        .unwrap()
-        .into_pod()
+    convert_pod(
+        serde_json::from_value(v).unwrap(),
+        &Parse::new(&Interner::new()),
+    )
+    .unwrap()
+    .into_pod()
 }
 
 struct Ask {
@@ -90,7 +95,9 @@ fn plan(items: Vec<Value>, ask: Ask) -> Plan {
             edits: ask.edits,
             drain: ask.drain,
             workloads: ask.workloads,
-            pending: ask.pending,
+            pending: ask.pending.map(|namespace| {
+                Box::new(move |p: &Pod| namespace.is_none_or(|ns| p.namespace == ns)) as PodFilter
+            }),
             seed: ask.seed,
         },
     )

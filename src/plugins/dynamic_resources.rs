@@ -8,7 +8,10 @@ use super::helper::default_normalize_score;
 use crate::dra::allocator::{
     self, AllocError, AllocatorFeatures, ClaimInput, DeviceResult, NodeRef, RequestCensus,
 };
-use crate::dra::assumed::{ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY, extended_resource_claim};
+use crate::dra::assumed::{
+    ClaimAllocation, EXTENDED_CLAIM_IN_MEMORY, EXTENDED_CLAIM_IN_MEMORY_NAME,
+    extended_resource_claim,
+};
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::post_filter::PostFilterOutcome;
@@ -19,11 +22,11 @@ use crate::model::dra::objects::{
     AllocationMode, Claim, ClaimSpec, DEVICE_CLASS_RESOURCE_PREFIX, DeviceId, Dra, ExactRequest,
     FIRST_AVAILABLE_MAX_SIZE, Request, RequestKind,
 };
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::{ClaimSource, Pod};
 use crate::model::resource::ContainerResources;
-use crate::release::Features;
+use crate::release::{Features, Release};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -108,27 +111,65 @@ pub fn device_report(features: &Features, cx: &Cx, node: &NodeInfo) -> Vec<Reque
             ),
         }
     };
-    claims
-        .iter()
-        .filter(|c| c.allocation.is_none())
+    pending(&claims)
         .flat_map(|c| {
             allocator::census(
                 &snapshot.cluster.dra,
                 plugin.allocator_features(),
                 allocated,
-                NodeRef {
-                    name: node.name(),
-                    labels: &node.node.labels,
-                },
-                ClaimInput {
-                    namespace: c.namespace,
-                    name: c.name,
-                    spec: &c.spec,
-                },
+                node_ref(node),
+                c,
                 &holder,
             )
         })
         .collect()
+}
+
+/// The release from which the allocator gives back everything a device it rejected or
+/// backtracked from took (`rollbackDevice`).
+const ROLLS_BACK_REJECTED_DEVICES: Release = Release {
+    minor: 36,
+    patch: 3,
+};
+
+/// For the explanation of a node DynamicResources rejected: when this release's allocator finds
+/// no devices for the pod's pending claims there only because it keeps what a rejected or
+/// backtracked device took, the release whose allocator gives it back and allocates here.
+pub fn allocator_fixed_in(features: &Features, cx: &Cx, node: &NodeInfo) -> Option<Release> {
+    if features.dra_rolls_back_rejected_devices {
+        return None;
+    }
+    let plugin = DynamicResources::new(&mut StateSlots::default(), *features);
+    let claims = plugin.pod_claims(cx).ok()?;
+    let pending: Vec<ClaimInput> = pending(&claims).collect();
+    let dra = &cx.snapshot.cluster.dra;
+    let allocated = cx
+        .snapshot
+        .allocated_devices(features.enable_dra_consumable_capacity);
+    let mut f = plugin.allocator_features();
+    let now = allocator::allocate(dra, f, allocated, node_ref(node), &pending);
+    f.rolls_back_rejected_devices = true;
+    let fixed = allocator::allocate(dra, f, allocated, node_ref(node), &pending);
+    matches!((now, fixed), (Ok(None), Ok(Some(_)))).then_some(ROLLS_BACK_REJECTED_DEVICES)
+}
+
+/// The claims of the pod not allocated yet, as the allocator takes them.
+fn pending(claims: &[Arc<Claim>]) -> impl Iterator<Item = ClaimInput<'_>> {
+    claims
+        .iter()
+        .filter(|c| c.allocation.is_none())
+        .map(|c| ClaimInput {
+            namespace: c.namespace,
+            name: c.name,
+            spec: &c.spec,
+        })
+}
+
+fn node_ref(node: &NodeInfo) -> NodeRef<'_> {
+    NodeRef {
+        name: node.name(),
+        labels: &node.node.labels,
+    }
 }
 
 /// Whether placing `pod` takes devices: it has claims, or requests extended resources a
@@ -153,7 +194,7 @@ fn is_dra_extended_resource(name: Str) -> bool {
 /// is the resource's place among the container's sorted requests). Init containers that run
 /// before the others reuse what long-lived containers get, and only the largest of their
 /// remaining requests is kept.
-fn extended_claim_spec(pod: &Pod, wanted: &[Str], dra: &Dra) -> ClaimSpec {
+fn extended_claim_spec(pod: &Pod, wanted: &[Str], dra: &Dra, strings: &Interner) -> ClaimSpec {
     let res = &pod.resources;
     let containers: Vec<&ContainerResources> =
         res.init_containers.iter().chain(&res.containers).collect();
@@ -162,7 +203,7 @@ fn extended_claim_spec(pod: &Pod, wanted: &[Str], dra: &Dra) -> ClaimSpec {
         let mut keys: Vec<&str> = c.requests.iter().map(|(k, _)| k.as_str()).collect();
         keys.sort_unstable();
         let j = keys.iter().position(|k| *k == name.as_str()).unwrap_or(0);
-        let name = Str::new(format!("container-{i}-request-{j}"));
+        let name = strings.intern(format!("container-{i}-request-{j}"));
         (
             name,
             ExactRequest {
@@ -367,10 +408,7 @@ impl DynamicResources {
             self.allocator_features(),
             cx.snapshot
                 .allocated_devices(self.features.enable_dra_consumable_capacity),
-            NodeRef {
-                name: node.name(),
-                labels: &node.node.labels,
-            },
+            node_ref(node),
             &claims,
         )
     }
@@ -410,7 +448,7 @@ impl DynamicResources {
             Some(c) => Arc::clone(c),
             None => Arc::new(extended_resource_claim(
                 pod,
-                Str::new(EXTENDED_CLAIM_IN_MEMORY),
+                Str::from_static(&EXTENDED_CLAIM_IN_MEMORY_NAME),
                 Str::empty(),
             )),
         };
@@ -446,7 +484,12 @@ impl DynamicResources {
         if (state.user_claims().is_empty() && wanted.is_empty()) || claim.allocation.is_some() {
             return Ok(None);
         }
-        Ok(Some(extended_claim_spec(cx.pod, &wanted, dra)))
+        Ok(Some(extended_claim_spec(
+            cx.pod,
+            &wanted,
+            dra,
+            &cx.snapshot.cluster.strings,
+        )))
     }
 
     /// `validateDeviceClass`.
@@ -741,6 +784,10 @@ impl Plugin for DynamicResources {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::release::Release;
     use crate::testing::{
         cluster, device_class, explain_as, gpu_slice, node, pod, resource_claim, with_claims,
@@ -974,9 +1021,12 @@ mod replica_tests {
         let mut p = pod("default/app", None, "100m", 0, json!({}));
         p["spec"]["resourceClaims"] =
             json!([{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]);
-        let p = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
+        let p = crate::model::cluster::convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &crate::model::parse::Parse::new(&crate::model::intern::Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let fw = default_framework(Release::NEWEST.into());
         let mut snapshot = Snapshot::new(c, None);
         let seq = place(&fw, &mut snapshot, &p, 3);
@@ -1004,9 +1054,12 @@ mod replica_tests {
         ]);
         let mut p = pod("default/app", None, "100m", 0, json!({}));
         p["spec"]["containers"][0]["resources"]["limits"] = json!({"example.com/gpu": "1"});
-        let p = crate::model::cluster::convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod();
+        let p = crate::model::cluster::convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &crate::model::parse::Parse::new(&crate::model::intern::Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let fw = default_framework(Release::NEWEST.into());
         let mut snapshot = Snapshot::new(c, None);
         let seq = place(&fw, &mut snapshot, &p, 3);

@@ -72,7 +72,13 @@ impl Plugin for NodeAffinity {
             let mut term_names: Option<BTreeSet<Str>> = None;
             for r in term.match_fields.iter().flatten() {
                 if r.key == "metadata.name" && r.operator == "In" {
-                    let s: BTreeSet<Str> = r.values.iter().flatten().map(Str::new).collect();
+                    let strings = &cx.snapshot.cluster.strings;
+                    let s: BTreeSet<Str> = r
+                        .values
+                        .iter()
+                        .flatten()
+                        .map(|v| strings.intern(v))
+                        .collect();
                     term_names = Some(match term_names {
                         None => s,
                         Some(prev) => prev.intersection(&s).copied().collect(),

@@ -4,7 +4,7 @@
 use crate::framework::cycle_state::CycleState;
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
-use crate::model::intern::Str;
+use crate::model::intern::{Entry, Str};
 use crate::model::node_info::NodeInfo;
 use crate::model::taints::{Effect, Taint, tolerated};
 
@@ -26,8 +26,9 @@ impl Plugin for NodeUnschedulable {
         if !node.node.unschedulable {
             return Status::success();
         }
+        static KEY: Entry = Entry::constant("node.kubernetes.io/unschedulable");
         let taint = Taint {
-            key: Str::new("node.kubernetes.io/unschedulable"),
+            key: Str::from_static(&KEY),
             value: Str::empty(),
             effect: Some(Effect::NoSchedule),
         };

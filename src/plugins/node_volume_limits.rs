@@ -11,7 +11,7 @@ use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::cluster::Cluster;
-use crate::model::intern::Str;
+use crate::model::intern::Interner;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
 use k8s_openapi::api::core::v1 as k8s;
@@ -44,9 +44,9 @@ enum Attachable<'a> {
 
 impl<'a> Attachable<'a> {
     /// A copy that owns its strings, for the cycle state.
-    fn into_static(self) -> Attachable<'static> {
+    fn into_static(self, strings: &Interner) -> Attachable<'static> {
         let own = |id: VolumeId| VolumeId {
-            driver: Str::new(id.driver).as_str(),
+            driver: strings.intern(id.driver).as_str(),
             handle: Cow::Owned(id.handle.into_owned()),
         };
         match self {
@@ -92,7 +92,10 @@ fn claim_attachable<'a>(
     cluster: &'a Cluster,
     pvc: &'a k8s::PersistentVolumeClaim,
 ) -> Option<Attachable<'a>> {
-    let pv = Str::existing(claim_volume_name(pvc)).and_then(|n| cluster.pvs.get(&n));
+    let pv = cluster
+        .strings
+        .get(claim_volume_name(pvc))
+        .and_then(|n| cluster.pvs.get(&n));
     let Some(pv) = pv else {
         return class_attachable(cluster, pvc);
     };
@@ -115,7 +118,10 @@ fn class_attachable<'a>(
     cluster: &'a Cluster,
     pvc: &'a k8s::PersistentVolumeClaim,
 ) -> Option<Attachable<'a>> {
-    let class = Str::existing(claim_class(pvc)).and_then(|n| cluster.storage_classes.get(&n))?;
+    let class = cluster
+        .strings
+        .get(claim_class(pvc))
+        .and_then(|n| cluster.storage_classes.get(&n))?;
     let handle = Cow::Owned(format!(
         "{UNBOUND_HANDLE_PREFIX}-{}/{}",
         pvc.metadata.namespace.as_deref().unwrap_or(""),
@@ -156,7 +162,10 @@ fn ephemeral_claim<'a>(
     v: &k8s::Volume,
 ) -> (String, Option<&'a Arc<k8s::PersistentVolumeClaim>>) {
     let name = ephemeral_claim_name(&pod.name, v);
-    let pvc = Str::existing(&name).and_then(|n| cluster.pvcs.get(&(pod.namespace, n)));
+    let pvc = cluster
+        .strings
+        .get(&name)
+        .and_then(|n| cluster.pvcs.get(&(pod.namespace, n)));
     (name, pvc)
 }
 
@@ -168,8 +177,10 @@ fn new_pod_volumes(cx: &Cx) -> Vec<Result<Attachable<'static>, Status>> {
     let mut out = Vec::new();
     for v in &pod.volumes {
         let (name, pvc, ephemeral) = if let Some(c) = &v.persistent_volume_claim {
-            let pvc =
-                Str::existing(&c.claim_name).and_then(|n| cluster.pvcs.get(&(pod.namespace, n)));
+            let pvc = cluster
+                .strings
+                .get(&c.claim_name)
+                .and_then(|n| cluster.pvcs.get(&(pod.namespace, n)));
             (c.claim_name.clone(), pvc, false)
         } else if v.ephemeral.is_some() {
             let (name, pvc) = ephemeral_claim(cluster, pod, v);
@@ -194,7 +205,7 @@ fn new_pod_volumes(cx: &Cx) -> Vec<Result<Attachable<'static>, Status>> {
             out.push(Err(Status::error(e)));
             continue;
         }
-        out.extend(claim_attachable(cluster, pvc).map(|a| Ok(a.into_static())));
+        out.extend(claim_attachable(cluster, pvc).map(|a| Ok(a.into_static(&cluster.strings))));
     }
     out
 }
@@ -230,7 +241,9 @@ impl NodeVolumeLimits {
 /// `checkCSIDriverOnNode`: a driver without a CSIDriver object, or one that does not opt in,
 /// counts as installed.
 fn driver_installed(cluster: &Cluster, driver: &str, csi_node: Option<&CSINode>) -> bool {
-    let opted_in = Str::existing(driver)
+    let opted_in = cluster
+        .strings
+        .get(driver)
         .and_then(|d| cluster.csi_drivers.get(&d))
         .is_some_and(|d| d.spec.prevent_pod_scheduling_if_missing == Some(true));
     !opted_in || csi_node.is_some_and(|n| n.spec.drivers.iter().any(|d| d.name == driver))
@@ -412,6 +425,10 @@ impl Plugin for NodeVolumeLimits {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     fn v134() -> super::NodeVolumeLimits {
         super::NodeVolumeLimits::new(
             &mut crate::framework::cycle_state::StateSlots::default(),
@@ -471,9 +488,12 @@ mod tests {
 
     fn run(items: Vec<Value>, new_pod: Value) -> Vec<Status> {
         let snapshot = Snapshot::new(cluster(items), None);
-        let p = convert_pod(serde_json::from_value(new_pod).unwrap())
-            .unwrap()
-            .into_pod();
+        let p = convert_pod(
+            serde_json::from_value(new_pod).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
         let cx = Cx {
             pod: &p,
             snapshot: &snapshot,

@@ -1,7 +1,7 @@
 //! What the volume plugins share: `component-helpers/storage/{volume,ephemeral}`, the listers'
 //! not-found texts and `MatchTopologySelectorTerms`.
 
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::labels::{Labels, Operator, Requirement, Selector};
 use crate::model::node_selector::NodeSelector;
 use crate::model::pod::Pod;
@@ -146,8 +146,12 @@ pub fn access_modes_match(pvc: &k8s::PersistentVolumeClaim, pv: &k8s::Persistent
 /// A PV's required node affinity, parsed; `None` when it has none (every node matches).
 pub fn parse_volume_node_affinity(
     affinity: Option<&k8s::VolumeNodeAffinity>,
+    strings: &Interner,
 ) -> Option<NodeSelector> {
-    affinity?.required.as_ref().map(NodeSelector::parse)
+    affinity?
+        .required
+        .as_ref()
+        .map(|ns| NodeSelector::parse(ns, strings))
 }
 
 /// `CheckNodeAffinity`: the node is built from its labels only, so `matchFields` never match.
@@ -190,7 +194,7 @@ pub fn ephemeral_claim_is_for_pod(
 pub struct TopologyTerms(Option<Vec<Option<Selector>>>);
 
 impl TopologyTerms {
-    pub fn parse(terms: Option<&[k8s::TopologySelectorTerm]>) -> TopologyTerms {
+    pub fn parse(terms: Option<&[k8s::TopologySelectorTerm]>, strings: &Interner) -> TopologyTerms {
         let Some(terms) = terms.filter(|t| !t.is_empty()) else {
             return TopologyTerms(None);
         };
@@ -204,7 +208,7 @@ impl TopologyTerms {
                     }
                     let reqs: Result<Vec<Requirement>, String> = exprs
                         .iter()
-                        .map(|e| Requirement::new(&e.key, Operator::In, &e.values))
+                        .map(|e| Requirement::new(&e.key, Operator::In, &e.values, strings))
                         .collect();
                     reqs.ok().map(Selector::Requirements)
                 })
@@ -247,14 +251,16 @@ mod tests {
     #[test]
     fn topology_terms_empty_list_matches_all_and_empty_term_none() {
         let node = labels(&[("zone", "a")]);
-        assert!(TopologyTerms::parse(None).matches(&node));
+        assert!(TopologyTerms::parse(None, &Interner::new()).matches(&node));
         let terms: Vec<k8s::TopologySelectorTerm> = serde_json::from_value(json!([
             {"matchLabelExpressions": []},
             {"matchLabelExpressions": [{"key": "zone", "values": ["b", "c"]}]}
         ]))
         .unwrap();
-        assert!(!TopologyTerms::parse(Some(&terms)).matches(&node));
-        assert!(TopologyTerms::parse(Some(&terms)).matches(&labels(&[("zone", "c")])));
+        assert!(!TopologyTerms::parse(Some(&terms), &Interner::new()).matches(&node));
+        assert!(
+            TopologyTerms::parse(Some(&terms), &Interner::new()).matches(&labels(&[("zone", "c")]))
+        );
     }
 
     #[test]

@@ -19,8 +19,8 @@ use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::{Code, Status};
 use crate::model::cluster::Cluster;
-use crate::model::intern::Str;
-use crate::model::labels::{Labels, Operator, Requirement, Selector};
+use crate::model::intern::{Interner, Str};
+use crate::model::labels::{Labels, Operator, Selector, check_requirement};
 use crate::model::node_info::NodeInfo;
 use crate::model::node_selector::NodeSelector;
 use crate::model::pod::Pod;
@@ -82,11 +82,11 @@ enum Reach {
 }
 
 impl Reach {
-    fn new(affinity: Option<&k8s::VolumeNodeAffinity>) -> Reach {
-        if let Some((key, values)) = single_label_reach(affinity) {
+    fn new(affinity: Option<&k8s::VolumeNodeAffinity>, strings: &Interner) -> Reach {
+        if let Some((key, values)) = single_label_reach(affinity, strings) {
             return Reach::Label(key, values);
         }
-        match parse_volume_node_affinity(affinity) {
+        match parse_volume_node_affinity(affinity, strings) {
             None => Reach::Everywhere,
             Some(s) => Reach::Selector(s),
         }
@@ -102,19 +102,22 @@ impl Reach {
 }
 
 impl Volume {
-    fn new(pv: &Arc<k8s::PersistentVolume>) -> Volume {
+    fn new(pv: &Arc<k8s::PersistentVolume>, strings: &Interner) -> Volume {
         let affinity = pv.spec.as_ref().and_then(|s| s.node_affinity.as_ref());
         Volume {
             pv: pv.clone(),
             size: volume_capacity(pv),
-            reach: Reach::new(affinity),
+            reach: Reach::new(affinity, strings),
         }
     }
 }
 
 /// The `key In values` a PV's node affinity amounts to, when it is exactly one such requirement
 /// (local PVs name their host this way, zonal ones their zone).
-fn single_label_reach(affinity: Option<&k8s::VolumeNodeAffinity>) -> Option<(Str, Vec<Str>)> {
+fn single_label_reach(
+    affinity: Option<&k8s::VolumeNodeAffinity>,
+    strings: &Interner,
+) -> Option<(Str, Vec<Str>)> {
     let [term] = affinity?.required.as_ref()?.node_selector_terms.as_slice() else {
         return None;
     };
@@ -125,10 +128,13 @@ fn single_label_reach(affinity: Option<&k8s::VolumeNodeAffinity>) -> Option<(Str
         return None;
     };
     let values = req.values.as_deref()?;
-    if req.operator != "In" || Requirement::new(&req.key, Operator::In, values).is_err() {
+    if req.operator != "In" || check_requirement(&req.key, Operator::In, values).is_err() {
         return None;
     }
-    Some((Str::new(&req.key), values.iter().map(Str::new).collect()))
+    Some((
+        strings.intern(&req.key),
+        values.iter().map(|v| strings.intern(v)).collect(),
+    ))
 }
 
 /// The PVs worth checking for a claim on any node, in the order they are tried, with those a
@@ -255,7 +261,10 @@ fn lookup_claim<'a>(
     pod: &Pod,
     name: &str,
 ) -> Option<&'a Arc<k8s::PersistentVolumeClaim>> {
-    Str::existing(name).and_then(|n| cluster.pvcs.get(&(pod.namespace, n)))
+    cluster
+        .strings
+        .get(name)
+        .and_then(|n| cluster.pvcs.get(&(pod.namespace, n)))
 }
 
 /// `podHasPVCs`: the pod's claims, each checked to exist, not be lost or deleted, and (for an
@@ -300,7 +309,10 @@ fn delay_binding(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Result<
     if class_name.is_empty() {
         return Ok(false);
     }
-    let Some(class) = Str::existing(class_name).and_then(|n| cluster.storage_classes.get(&n))
+    let Some(class) = cluster
+        .strings
+        .get(class_name)
+        .and_then(|n| cluster.storage_classes.get(&n))
     else {
         return Ok(false);
     };
@@ -313,18 +325,24 @@ fn delay_binding(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Result<
 }
 
 fn bound_volume(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Option<BoundVolume> {
-    let pv = Str::existing(claim_volume_name(pvc)).and_then(|n| cluster.pvs.get(&n))?;
+    let pv = cluster
+        .strings
+        .get(claim_volume_name(pvc))
+        .and_then(|n| cluster.pvs.get(&n))?;
     let spec = pv.spec.as_ref();
     let migrated = csi_translation::pv_plugin(pv)
         .filter(|p| p.migrated)
         .map(|p| {
             let translated = csi_translation::translate_pv(pv)
-                .map(|t| parse_volume_node_affinity(t.node_affinity.as_ref()))
+                .map(|t| parse_volume_node_affinity(t.node_affinity.as_ref(), &cluster.strings))
                 .map_err(|e| format!("could not translate pv: {e}"));
             (p, translated)
         });
     Some(BoundVolume {
-        affinity: parse_volume_node_affinity(spec.and_then(|s| s.node_affinity.as_ref())),
+        affinity: parse_volume_node_affinity(
+            spec.and_then(|s| s.node_affinity.as_ref()),
+            &cluster.strings,
+        ),
         migrated,
     })
 }
@@ -335,16 +353,19 @@ fn candidates<'a>(
     pvc: &k8s::PersistentVolumeClaim,
     size: Quantity,
     class_pvs: &[&'a Arc<k8s::PersistentVolume>],
+    strings: &Interner,
 ) -> Result<Vec<(&'a Arc<k8s::PersistentVolume>, bool)>, String> {
     let spec = pvc.spec.as_ref();
     let selector = match spec.and_then(|s| s.selector.as_ref()) {
         None => None,
-        Some(sel) => Some(Selector::from_label_selector(Some(sel)).map_err(|e| {
-            format!(
-                "error creating internal label selector for claim: {}: {e}",
-                claim_key(pvc)
-            )
-        })?),
+        Some(sel) => Some(
+            Selector::from_label_selector(Some(sel), strings).map_err(|e| {
+                format!(
+                    "error creating internal label selector for claim: {}: {e}",
+                    claim_key(pvc)
+                )
+            })?,
+        ),
     };
     let claim_vac = spec
         .and_then(|s| s.volume_attributes_class_name.as_deref())
@@ -370,7 +391,11 @@ fn candidates<'a>(
             let available =
                 pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Available");
             let selected = || {
-                let labels = pv.metadata.labels.as_ref().map(Labels::from_map);
+                let labels = pv
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .map(|l| Labels::from_map(l, strings));
                 selector
                     .as_ref()
                     .is_none_or(|s| s.matches(&labels.unwrap_or_default()))
@@ -392,7 +417,9 @@ fn provision(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Result<Prov
     if class_name.is_empty() {
         return Err(format!("no class for claim {:?}", claim_key(pvc)));
     }
-    let class = Str::existing(class_name)
+    let class = cluster
+        .strings
+        .get(class_name)
         .and_then(|n| cluster.storage_classes.get(&n))
         .ok_or_else(|| format!("failed to find storage class {class_name:?}"))?;
     let provisioner = class.provisioner.as_str();
@@ -402,7 +429,7 @@ fn provision(cluster: &Cluster, pvc: &k8s::PersistentVolumeClaim) -> Result<Prov
     Ok(Provision::Dynamic {
         class: class_name.to_string(),
         provisioner: provisioner.to_string(),
-        topology: TopologyTerms::parse(class.allowed_topologies.as_deref()),
+        topology: TopologyTerms::parse(class.allowed_topologies.as_deref(), &cluster.strings),
         capacity: capacity(cluster, pvc, class_name, provisioner),
     })
 }
@@ -421,7 +448,9 @@ fn capacity(
         .and_then(|s| s.resources.as_ref())
         .and_then(|r| r.requests.as_ref())
         .is_some_and(|r| r.contains_key("storage"));
-    let tracked = Str::existing(provisioner)
+    let tracked = cluster
+        .strings
+        .get(provisioner)
         .and_then(|n| cluster.csi_drivers.get(&n))
         .is_some_and(|d| d.spec.storage_capacity == Some(true));
     if !requested || !tracked {
@@ -440,7 +469,9 @@ fn capacity(
                 .is_some_and(|q| q.value() >= size)
         })
         .filter_map(|c| {
-            let topology = Selector::from_label_selector(Some(c.node_topology.as_ref()?)).ok()?;
+            let topology =
+                Selector::from_label_selector(Some(c.node_topology.as_ref()?), &cluster.strings)
+                    .ok()?;
             // A capacity that reports only a maximum volume size offers nothing to score by.
             let reported = c
                 .capacity
@@ -500,12 +531,12 @@ impl Claims {
                 .copied()
                 .filter(|pv| volume_class(pv) == class)
                 .collect();
-            let matching = candidates(&pvc, size, &of_class).map(|found| {
+            let matching = candidates(&pvc, size, &of_class, &cluster.strings).map(|found| {
                 let candidates = found
                     .into_iter()
                     .map(|(pv, bound_to_claim)| Candidate {
                         volume: *volume_index.entry(Arc::as_ptr(pv)).or_insert_with(|| {
-                            volumes.push(Volume::new(pv));
+                            volumes.push(Volume::new(pv, &cluster.strings));
                             volumes.len() - 1
                         }),
                         bound_to_claim,
@@ -915,6 +946,10 @@ mod tests {
     use super::*;
     use crate::framework::snapshot::Snapshot;
     use crate::model::cluster::convert_pod;
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     use crate::testing::{cluster, node, pod};
     use serde_json::{Value, json};
 
@@ -926,9 +961,12 @@ mod tests {
                 .map(|c| json!({"name": c, "persistentVolumeClaim": {"claimName": c}}))
                 .collect(),
         );
-        convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod()
+        convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod()
     }
 
     fn class(name: &str, provisioner: &str, extra: Value) -> Value {

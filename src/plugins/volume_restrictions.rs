@@ -6,7 +6,6 @@ use super::storage::{claim_access_modes, pvc_not_found};
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::status::Status;
-use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
 use k8s_openapi::api::core::v1 as k8s;
@@ -115,7 +114,9 @@ impl Plugin for VolumeRestrictions {
             .iter()
             .filter_map(|v| v.persistent_volume_claim.as_ref())
         {
-            let Some(pvc) = Str::existing(&claim.claim_name)
+            let Some(pvc) = cluster
+                .strings
+                .get(&claim.claim_name)
                 .and_then(|name| cluster.pvcs.get(&(pod.namespace, name)))
             else {
                 return (Status::unresolvable(pvc_not_found(&claim.claim_name)), None);
@@ -131,7 +132,7 @@ impl Plugin for VolumeRestrictions {
         // `IsPVCUsedByPods`: at most one scheduled pod can be using each such claim.
         let conflicting_refs = rwop_claims
             .iter()
-            .filter_map(|name| Str::existing(name))
+            .filter_map(|name| cluster.strings.get(name))
             .filter(|&name| {
                 let key = (pod.namespace, name);
                 cx.snapshot
@@ -205,6 +206,10 @@ const ERR_NO_STATE: &str = "cannot read \"PreFilterVolumeRestrictions\" from cyc
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     fn plugin() -> super::VolumeRestrictions {
         super::VolumeRestrictions::new(&mut crate::framework::cycle_state::StateSlots::default())
     }
@@ -221,9 +226,12 @@ mod tests {
     }
 
     fn parse(p: Value) -> Pod {
-        convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod()
+        convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod()
     }
 
     fn rwop_pvc(name: &str) -> Value {

@@ -9,7 +9,7 @@ use super::storage::{
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::node_info::NodeInfo;
 use k8s_openapi::api::core::v1 as k8s;
 use std::sync::Arc;
@@ -52,7 +52,7 @@ fn ga_label(key: &str) -> &str {
 }
 
 /// `getPVTopologies`: a label whose zone list has an empty entry is ignored.
-fn pv_topologies(pv: &k8s::PersistentVolume, out: &mut Vec<PvTopology>) {
+fn pv_topologies(pv: &k8s::PersistentVolume, out: &mut Vec<PvTopology>, strings: &Interner) {
     let Some(labels) = &pv.metadata.labels else {
         return;
     };
@@ -65,9 +65,9 @@ fn pv_topologies(pv: &k8s::PersistentVolume, out: &mut Vec<PvTopology>) {
             continue;
         }
         out.push(PvTopology {
-            key: Str::new(key),
-            ga_key: Str::new(ga_label(key)),
-            values: zones.into_iter().map(Str::new).collect(),
+            key: strings.intern(key),
+            ga_key: strings.intern(ga_label(key)),
+            values: zones.into_iter().map(|z| strings.intern(z)).collect(),
         });
     }
 }
@@ -93,7 +93,9 @@ impl VolumeZone {
             if name.is_empty() {
                 return Err(Status::unresolvable("PersistentVolumeClaim had no name"));
             }
-            let pvc = Str::existing(name)
+            let pvc = cluster
+                .strings
+                .get(name)
                 .and_then(|n| cluster.pvcs.get(&(pod.namespace, n)))
                 .ok_or_else(|| Status::unresolvable(pvc_not_found(name)))?;
             let pv_name = claim_volume_name(pvc);
@@ -104,7 +106,9 @@ impl VolumeZone {
                         "PersistentVolumeClaim had no pv name and storageClass name",
                     ));
                 }
-                let class = Str::existing(class_name)
+                let class = cluster
+                    .strings
+                    .get(class_name)
                     .and_then(|n| cluster.storage_classes.get(&n))
                     .ok_or_else(|| Status::unresolvable(storage_class_not_found(class_name)))?;
                 match class.volume_binding_mode.as_deref() {
@@ -117,10 +121,12 @@ impl VolumeZone {
                     Some(_) => return Err(Status::unresolvable("PersistentVolume had no name")),
                 }
             }
-            let pv = Str::existing(pv_name)
+            let pv = cluster
+                .strings
+                .get(pv_name)
                 .and_then(|n| cluster.pvs.get(&n))
                 .ok_or_else(|| Status::unresolvable(pv_not_found(pv_name)))?;
-            pv_topologies(pv, &mut out);
+            pv_topologies(pv, &mut out, &cluster.strings);
         }
         Ok(out)
     }
@@ -186,6 +192,10 @@ impl Plugin for VolumeZone {
 
 #[cfg(test)]
 mod tests {
+    #[allow(unused_imports)]
+    use crate::model::intern::Interner;
+    #[allow(unused_imports)]
+    use crate::model::parse::{LoadOptions, Parse};
     fn plugin() -> super::VolumeZone {
         super::VolumeZone::new(&mut crate::framework::cycle_state::StateSlots::default())
     }
@@ -201,9 +211,12 @@ mod tests {
         let mut p = pod("default/app", None, "100m", 0, json!({}));
         p["spec"]["volumes"] =
             json!([{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]);
-        convert_pod(serde_json::from_value(p).unwrap())
-            .unwrap()
-            .into_pod()
+        convert_pod(
+            serde_json::from_value(p).unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod()
     }
 
     fn bound(claim: &str, pv: &str, pv_labels: Value) -> Vec<Value> {

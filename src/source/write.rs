@@ -110,6 +110,10 @@ pub fn redact(dump: &mut Dump) {
         replication_controllers,
         replica_sets,
         stateful_sets,
+        deployments,
+        daemon_sets,
+        jobs,
+        cron_jobs,
         runtime_classes,
         leases,
         events,
@@ -131,6 +135,18 @@ pub fn redact(dump: &mut Dump) {
     }
     for ss in &mut dump.stateful_sets {
         redact_template(Some(&mut ss.spec.template));
+    }
+    for d in &mut dump.deployments {
+        redact_template(Some(&mut d.spec.template));
+    }
+    for ds in &mut dump.daemon_sets {
+        redact_template(Some(&mut ds.spec.template));
+    }
+    for job in &mut dump.jobs {
+        redact_template(job.spec.as_mut().map(|s| &mut s.template));
+    }
+    for cj in &mut dump.cron_jobs {
+        redact_template(cj.spec.job_template.spec.as_mut().map(|s| &mut s.template));
     }
     dump.meta.redacted = true;
 }
@@ -154,6 +170,10 @@ pub fn counts(dump: &Dump) -> Vec<(&'static str, usize)> {
         ("replicationcontrollers", dump.replication_controllers.len()),
         ("replicasets", dump.replica_sets.len()),
         ("statefulsets", dump.stateful_sets.len()),
+        ("deployments", dump.deployments.len()),
+        ("daemonsets", dump.daemon_sets.len()),
+        ("jobs", dump.jobs.len()),
+        ("cronjobs", dump.cron_jobs.len()),
         ("runtimeclasses", dump.runtime_classes.len()),
         ("leases", dump.leases.len()),
         ("leasecandidates", dump.lease_candidates.len()),
@@ -234,6 +254,10 @@ pub fn write<W: Write>(dump: &Dump, format: Format, out: &mut W) -> std::io::Res
     w.all(&dump.replication_controllers)?;
     w.all(&dump.replica_sets)?;
     w.all(&dump.stateful_sets)?;
+    w.all(&dump.deployments)?;
+    w.all(&dump.daemon_sets)?;
+    w.all(&dump.jobs)?;
+    w.all(&dump.cron_jobs)?;
     w.all(&dump.runtime_classes)?;
     w.all(&dump.device_classes)?;
     w.all(&dump.resource_slices)?;

@@ -1,6 +1,8 @@
 //! What the tests that run the binary on fixtures share: the fixtures' paths, and the binary in a
 //! fixed environment.
 
+pub mod colours;
+
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 

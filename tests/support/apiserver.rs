@@ -85,6 +85,9 @@ pub const RESOURCES: &[Resource] = &[
     r("apps", "v1", "ReplicaSet", "replicasets", true),
     r("apps", "v1", "StatefulSet", "statefulsets", true),
     r("apps", "v1", "Deployment", "deployments", true),
+    r("apps", "v1", "DaemonSet", "daemonsets", true),
+    r("batch", "v1", "Job", "jobs", true),
+    r("batch", "v1", "CronJob", "cronjobs", true),
     r(
         "policy",
         "v1",

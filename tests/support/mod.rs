@@ -152,7 +152,7 @@ impl Workspace {
     /// A command for `bin` (one of the tool's binaries, or any program) with a clean environment: KUBECONFIG as given (or unset), HOME here,
     /// no proxies, no colours.
     pub fn command(&self, bin: &str, kubeconfig: Option<&Path>) -> std::process::Command {
-        let program = if bin.starts_with("kubectl-sched") {
+        let program = if bin.starts_with("kubectl-sched") || bin.starts_with("kubectl_complete-") {
             binary(bin)
         } else {
             PathBuf::from(bin)
@@ -199,6 +199,9 @@ pub fn binary(name: &str) -> PathBuf {
         "kubectl-sched" => PathBuf::from(env!("CARGO_BIN_EXE_kubectl-sched")),
         "kubectl-sched_explain" => PathBuf::from(env!("CARGO_BIN_EXE_kubectl-sched_explain")),
         "kubectl-sched_whatif" => PathBuf::from(env!("CARGO_BIN_EXE_kubectl-sched_whatif")),
+        "kubectl_complete-sched_explain" => {
+            PathBuf::from(env!("CARGO_BIN_EXE_kubectl_complete-sched_explain"))
+        }
         other => panic!("unknown binary {other}"),
     }
 }

@@ -5,7 +5,7 @@
 
 use super::cel::{Attribute, DeviceInput, Selector};
 use crate::model::error::ObjectError;
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::node_selector::NodeSelector;
 use crate::model::quantity::Quantity;
 use k8s_openapi::api::resource::v1 as api;
@@ -235,18 +235,21 @@ impl Allocation {
 }
 
 /// A node selector that matches one node by name, as the allocator pins node-local devices.
-pub fn node_name_selector(node: Str) -> NodeSelector {
+pub fn node_name_selector(node: Str, strings: &Interner) -> NodeSelector {
     use k8s_openapi::api::core::v1 as core;
-    NodeSelector::parse(&core::NodeSelector {
-        node_selector_terms: vec![core::NodeSelectorTerm {
-            match_fields: Some(vec![core::NodeSelectorRequirement {
-                key: "metadata.name".into(),
-                operator: "In".into(),
-                values: Some(vec![node.to_string()]),
-            }]),
-            match_expressions: None,
-        }],
-    })
+    NodeSelector::parse(
+        &core::NodeSelector {
+            node_selector_terms: vec![core::NodeSelectorTerm {
+                match_fields: Some(vec![core::NodeSelectorRequirement {
+                    key: "metadata.name".into(),
+                    operator: "In".into(),
+                    values: Some(vec![node.to_string()]),
+                }]),
+                match_expressions: None,
+            }],
+        },
+        strings,
+    )
 }
 
 #[derive(Clone, Debug)]
@@ -362,6 +365,7 @@ fn quantity(
 }
 
 fn quantities(
+    strings: &Interner,
     kind: &'static str,
     object: &str,
     field: &str,
@@ -371,7 +375,7 @@ fn quantities(
         .flatten()
         .map(|(k, q)| {
             Ok((
-                Str::new(k),
+                strings.intern(k),
                 quantity(kind, object, &format!("{field}.{k}"), q)?,
             ))
         })
@@ -379,12 +383,13 @@ fn quantities(
 }
 
 fn node_selector(
+    strings: &Interner,
     kind: &'static str,
     object: &str,
     field: &str,
     ns: &k8s_openapi::api::core::v1::NodeSelector,
 ) -> Result<NodeSelector, ObjectError> {
-    let parsed = NodeSelector::parse(ns);
+    let parsed = NodeSelector::parse(ns, strings);
     match parsed.parse_errors().first() {
         Some(e) => Err(ObjectError::new(kind, object, field, e.clone())),
         None => Ok(parsed),
@@ -430,15 +435,15 @@ struct RawRequest<'r> {
 }
 
 /// Interns compiled selectors and device profiles while objects are parsed.
-#[derive(Default)]
-struct Tables {
+struct Tables<'s> {
+    strings: &'s Interner,
     selectors: Vec<(String, Arc<Selector>)>,
     by_expression: HashMap<String, u32>,
     profiles: Vec<DeviceInput>,
     by_profile: HashMap<DeviceInput, u32>,
 }
 
-impl Tables {
+impl Tables<'_> {
     fn selector(
         &mut self,
         kind: &'static str,
@@ -506,6 +511,7 @@ impl Tables {
         field: &str,
         r: RawRequest,
     ) -> Result<ExactRequest, ObjectError> {
+        let strings = self.strings;
         // API defaulting: ExactCount, and a count of one for it.
         let mode_name = r.mode.unwrap_or("ExactCount").to_string();
         let mode = match mode_name.as_str() {
@@ -514,8 +520,8 @@ impl Tables {
             _ => AllocationMode::Other,
         };
         Ok(ExactRequest {
-            name: Str::new(r.name),
-            class: Str::new(r.class),
+            name: strings.intern(r.name),
+            class: strings.intern(r.class),
             selectors: self.selectors(kind, object, &format!("{field}.selectors"), r.selectors)?,
             mode,
             mode_name,
@@ -525,6 +531,7 @@ impl Tables {
                 .capacity
                 .map(|c| {
                     quantities(
+                        strings,
                         kind,
                         object,
                         &format!("{field}.capacity.requests"),
@@ -542,6 +549,7 @@ impl Tables {
         field: &str,
         spec: &api::ResourceClaimSpec,
     ) -> Result<ClaimSpec, ObjectError> {
+        let strings = self.strings;
         let devices = spec.devices.as_ref();
         let mut requests = Vec::new();
         for (i, r) in devices
@@ -591,7 +599,7 @@ impl Tables {
                 RequestKind::Unknown
             };
             requests.push(Request {
-                name: Str::new(&r.name),
+                name: strings.intern(&r.name),
                 kind: kind_,
             });
         }
@@ -604,7 +612,7 @@ impl Tables {
                     .requests
                     .iter()
                     .flatten()
-                    .map(Str::new)
+                    .map(|x| strings.intern(x))
                     .collect::<Vec<_>>();
                 match (&c.match_attribute, &c.distinct_attribute) {
                     (Some(a), _) => Constraint::MatchAttribute {
@@ -634,6 +642,7 @@ fn device(
     d: &api::Device,
     per_device: bool,
 ) -> Result<Device, ObjectError> {
+    let strings = tables.strings;
     const KIND: &str = "ResourceSlice";
     let attributes: BTreeMap<String, Attribute> = d
         .attributes
@@ -688,7 +697,7 @@ fn device(
             }),
         };
         capacity.insert(
-            Str::new(k),
+            strings.intern(k),
             CapacityEntry {
                 value: quantity(KIND, object, &format!("{f}.value"), &c.value)?,
                 policy,
@@ -702,13 +711,13 @@ fn device(
         .enumerate()
         .map(|(i, c)| {
             Ok(CounterConsumption {
-                counter_set: Str::new(&c.counter_set),
+                counter_set: strings.intern(&c.counter_set),
                 counters: c
                     .counters
                     .iter()
                     .map(|(n, v)| {
                         Ok((
-                            Str::new(n),
+                            strings.intern(n),
                             quantity(
                                 KIND,
                                 object,
@@ -723,9 +732,10 @@ fn device(
         .collect::<Result<Vec<_>, ObjectError>>()?;
     let node_scope = if per_device {
         Some(match (&d.node_name, d.all_nodes, &d.node_selector) {
-            (Some(n), _, _) if !n.is_empty() => NodeScope::Name(Str::new(n)),
+            (Some(n), _, _) if !n.is_empty() => NodeScope::Name(strings.intern(n)),
             (_, Some(true), _) => NodeScope::All,
             (_, _, Some(ns)) => NodeScope::Selector(node_selector(
+                strings,
                 KIND,
                 object,
                 &format!("{field}.nodeSelector"),
@@ -750,7 +760,7 @@ fn device(
         allow_multiple_allocations,
     });
     Ok(Device {
-        name: Str::new(&d.name),
+        name: strings.intern(&d.name),
         profile,
         attributes,
         capacity,
@@ -773,6 +783,7 @@ fn device(
 }
 
 fn slice(tables: &mut Tables, s: &api::ResourceSlice) -> Result<Slice, ObjectError> {
+    let strings = tables.strings;
     const KIND: &str = "ResourceSlice";
     let object = name_of(&s.metadata);
     let spec = &s.spec;
@@ -809,7 +820,7 @@ fn slice(tables: &mut Tables, s: &api::ResourceSlice) -> Result<Slice, ObjectErr
         let mut counters = BTreeMap::new();
         for (n, c) in &cs.counters {
             counters.insert(
-                Str::new(n),
+                strings.intern(n),
                 quantity(
                     KIND,
                     &object,
@@ -818,23 +829,23 @@ fn slice(tables: &mut Tables, s: &api::ResourceSlice) -> Result<Slice, ObjectErr
                 )?,
             );
         }
-        shared_counters.insert(Str::new(&cs.name), counters);
+        shared_counters.insert(strings.intern(&cs.name), counters);
     }
     Ok(Slice {
-        name: Str::new(s.metadata.name.as_deref().unwrap_or("")),
-        driver: Str::new(&spec.driver),
-        pool: Str::new(&spec.pool.name),
+        name: strings.intern(s.metadata.name.as_deref().unwrap_or("")),
+        driver: strings.intern(&spec.driver),
+        pool: strings.intern(&spec.pool.name),
         generation: spec.pool.generation,
         slice_count: spec.pool.resource_slice_count,
         node_name: spec
             .node_name
             .as_deref()
             .filter(|n| !n.is_empty())
-            .map(Str::new),
+            .map(|x| strings.intern(x)),
         node_selector: spec
             .node_selector
             .as_ref()
-            .map(|ns| node_selector(KIND, &object, "spec.nodeSelector", ns))
+            .map(|ns| node_selector(strings, KIND, &object, "spec.nodeSelector", ns))
             .transpose()?,
         all_nodes: spec.all_nodes == Some(true),
         per_device_node_selection: spec.per_device_node_selection,
@@ -844,6 +855,7 @@ fn slice(tables: &mut Tables, s: &api::ResourceSlice) -> Result<Slice, ObjectErr
 }
 
 fn claim(tables: &mut Tables, c: &api::ResourceClaim) -> Result<Claim, ObjectError> {
+    let strings = tables.strings;
     const KIND: &str = "ResourceClaim";
     let object = name_of(&c.metadata);
     let spec = tables.claim_spec(KIND, &object, "spec", &c.spec.clone().unwrap_or_default())?;
@@ -861,15 +873,16 @@ fn claim(tables: &mut Tables, c: &api::ResourceClaim) -> Result<Claim, ObjectErr
                 .enumerate()
             {
                 devices.push(AllocatedDevice {
-                    request: Str::new(&r.request),
+                    request: strings.intern(&r.request),
                     id: DeviceId {
-                        driver: Str::new(&r.driver),
-                        pool: Str::new(&r.pool),
-                        device: Str::new(&r.device),
+                        driver: strings.intern(&r.driver),
+                        pool: strings.intern(&r.pool),
+                        device: strings.intern(&r.device),
                     },
                     admin_access: r.admin_access == Some(true),
-                    share_id: r.share_id.as_deref().map(Str::new),
+                    share_id: r.share_id.as_deref().map(|x| strings.intern(x)),
                     consumed_capacity: quantities(
+                        strings,
                         KIND,
                         &object,
                         &format!("status.allocation.devices.results[{i}].consumedCapacity"),
@@ -882,8 +895,11 @@ fn claim(tables: &mut Tables, c: &api::ResourceClaim) -> Result<Claim, ObjectErr
                         .unwrap_or_default(),
                 });
             }
-            let parsed: Vec<NodeSelector> =
-                a.node_selector.iter().map(NodeSelector::parse).collect();
+            let parsed: Vec<NodeSelector> = a
+                .node_selector
+                .iter()
+                .map(|ns| NodeSelector::parse(ns, strings))
+                .collect();
             Ok(Allocation {
                 devices,
                 node_selector_errors: parsed.iter().flat_map(NodeSelector::parse_errors).collect(),
@@ -900,9 +916,9 @@ fn claim(tables: &mut Tables, c: &api::ResourceClaim) -> Result<Claim, ObjectErr
         .map(|d| {
             (
                 DeviceId {
-                    driver: Str::new(&d.driver),
-                    pool: Str::new(&d.pool),
-                    device: Str::new(&d.device),
+                    driver: strings.intern(&d.driver),
+                    pool: strings.intern(&d.pool),
+                    device: strings.intern(&d.device),
                 },
                 d.conditions
                     .iter()
@@ -913,15 +929,15 @@ fn claim(tables: &mut Tables, c: &api::ResourceClaim) -> Result<Claim, ObjectErr
         })
         .collect();
     Ok(Claim {
-        namespace: Str::new(c.metadata.namespace.as_deref().unwrap_or("default")),
-        name: Str::new(c.metadata.name.as_deref().unwrap_or("")),
-        uid: Str::new(c.metadata.uid.as_deref().unwrap_or("")),
+        namespace: strings.intern(c.metadata.namespace.as_deref().unwrap_or("default")),
+        name: strings.intern(c.metadata.name.as_deref().unwrap_or("")),
+        uid: strings.intern(c.metadata.uid.as_deref().unwrap_or("")),
         controller_uid: owners
             .clone()
             .find(|o| o.controller == Some(true))
-            .map(|o| Str::new(&o.uid)),
+            .map(|o| strings.intern(&o.uid)),
         owner_uids: owners
-            .map(|o| (Str::new(&o.uid), o.controller == Some(true)))
+            .map(|o| (strings.intern(&o.uid), o.controller == Some(true)))
             .collect(),
         deleting: c.metadata.deletion_timestamp.is_some(),
         extended_resource_claim: c
@@ -936,7 +952,7 @@ fn claim(tables: &mut Tables, c: &api::ResourceClaim) -> Result<Claim, ObjectErr
             .and_then(|s| s.reserved_for.as_ref())
             .into_iter()
             .flatten()
-            .map(|r| Str::new(&r.uid))
+            .map(|r| strings.intern(&r.uid))
             .collect(),
         device_conditions,
     })
@@ -958,11 +974,17 @@ impl DraBuilder {
 
     /// Parses everything, compiles every selector and evaluates on every device those of the
     /// classes and of the claims waiting for an allocation.
-    pub fn finish(self, errors: &mut Vec<ObjectError>) -> Dra {
-        let mut t = Tables::default();
+    pub fn finish(self, errors: &mut Vec<ObjectError>, strings: &Interner) -> Dra {
+        let mut t = Tables {
+            strings,
+            selectors: Vec::new(),
+            by_expression: HashMap::new(),
+            profiles: Vec::new(),
+            by_profile: HashMap::new(),
+        };
         let mut dra = Dra::default();
         for c in &self.classes {
-            let name = Str::new(c.metadata.name.as_deref().unwrap_or(""));
+            let name = strings.intern(c.metadata.name.as_deref().unwrap_or(""));
             let spec = c.spec.clone().unwrap_or_default();
             match t.selectors(
                 "DeviceClass",
@@ -979,7 +1001,7 @@ impl DraBuilder {
                             extended_resource_name: spec
                                 .extended_resource_name
                                 .as_deref()
-                                .map(Str::new),
+                                .map(|x| strings.intern(x)),
                             created: c.metadata.creation_timestamp.as_ref().map(|t| t.0),
                         }),
                     );
@@ -1011,8 +1033,8 @@ impl DraBuilder {
             ) {
                 Ok(spec) => {
                     let namespace =
-                        Str::new(tpl.metadata.namespace.as_deref().unwrap_or("default"));
-                    let name = Str::new(tpl.metadata.name.as_deref().unwrap_or(""));
+                        strings.intern(tpl.metadata.namespace.as_deref().unwrap_or("default"));
+                    let name = strings.intern(tpl.metadata.name.as_deref().unwrap_or(""));
                     dra.templates.insert(
                         (namespace, name),
                         Arc::new(ClaimTemplate {
@@ -1025,7 +1047,7 @@ impl DraBuilder {
                 Err(e) => errors.push(e),
             }
         }
-        dra.extended_resources = extended_resources(&dra.classes);
+        dra.extended_resources = extended_resources(&dra.classes, strings);
         for (i, s) in dra.slices.iter().enumerate() {
             match s.node_name {
                 Some(n) if s.shared_counters.is_empty() => {
@@ -1081,12 +1103,15 @@ pub const DEVICE_CLASS_RESOURCE_PREFIX: &str = "deviceclass.resource.kubernetes.
 
 /// The extended resource cache: every class backs its implicit name; when several classes name
 /// the same `extendedResourceName`, the newest wins, the lower name on a tie.
-fn extended_resources(classes: &HashMap<Str, Arc<DeviceClass>>) -> HashMap<Str, Str> {
+fn extended_resources(
+    classes: &HashMap<Str, Arc<DeviceClass>>,
+    strings: &Interner,
+) -> HashMap<Str, Str> {
     let mut out = HashMap::new();
     let mut explicit: HashMap<Str, &DeviceClass> = HashMap::new();
     for c in classes.values() {
         out.insert(
-            Str::new(format!("{DEVICE_CLASS_RESOURCE_PREFIX}{}", c.name)),
+            strings.intern(format!("{DEVICE_CLASS_RESOURCE_PREFIX}{}", c.name)),
             c.name,
         );
         if let Some(name) = c.extended_resource_name {

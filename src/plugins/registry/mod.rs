@@ -13,7 +13,7 @@ use crate::framework::cycle_state::StateSlots;
 use crate::framework::plugin::Plugin;
 use crate::framework::profile;
 use crate::framework::runner::Framework;
-use crate::model::intern::Str;
+use crate::model::intern::{Interner, Str};
 use crate::model::node_selector::{NodeSelector, PreferredSchedulingTerms};
 use crate::model::pod::DEFAULT_SCHEDULER_NAME;
 use crate::release::{Features, ReleaseChoice};
@@ -101,6 +101,7 @@ pub fn new_plugin(
         node_declared_features::NAME if features.node_declared_features_registered => {
             Arc::new(node_declared_features::NodeDeclaredFeatures {
                 enabled: features.enable_node_declared_features,
+                infers_user_namespaces: features.node_declared_features_infers_user_namespaces,
             })
         }
         _ => return None,
@@ -140,7 +141,12 @@ pub enum InitError {
 
 /// Sets a `pluginConfig` entry's (defaulted, validated) arguments into the plugins' arguments, as
 /// the plugin's factory reads them; NodeResourcesFit's are validated here, as its factory does.
-fn apply(args: &Args, out: &mut PluginArgs, features: &Features) -> Result<(), InitError> {
+fn apply(
+    args: &Args,
+    out: &mut PluginArgs,
+    features: &Features,
+    strings: &Interner,
+) -> Result<(), InitError> {
     match args {
         Args::NodeResourcesFit {
             ignored_resources,
@@ -207,14 +213,16 @@ fn apply(args: &Args, out: &mut PluginArgs, features: &Features) -> Result<(), I
                         a.required_during_scheduling_ignored_during_execution
                             .as_ref()
                     })
-                    .map(NodeSelector::parse),
+                    .map(|ns| NodeSelector::parse(ns, strings)),
                 added_preferred: a
                     .and_then(|a| {
                         a.preferred_during_scheduling_ignored_during_execution
                             .as_deref()
                     })
                     .filter(|t| !t.is_empty())
-                    .map(|t| PreferredSchedulingTerms::parse(t).map_err(InitError::Invalid))
+                    .map(|t| {
+                        PreferredSchedulingTerms::parse(t, strings).map_err(InitError::Invalid)
+                    })
                     .transpose()?,
             };
         }
@@ -239,7 +247,9 @@ fn apply(args: &Args, out: &mut PluginArgs, features: &Features) -> Result<(), I
 /// `scheduler.New`: extenders, then `profile.NewMap`: one framework per profile, each with the
 /// configuration's extenders.
 pub fn frameworks(cfg: &Configuration, release: ReleaseChoice) -> Result<Vec<Framework>, Failure> {
-    let features = release.release.features();
+    let features = release.features();
+    // The strings of the plugins' arguments (added node affinity).
+    let strings = Interner::new();
     let mut profiles = cfg.profiles.clone();
     if !cfg.extenders.is_empty() {
         // Resources managed by extenders and ignored by the scheduler replace NodeResourcesFit's
@@ -281,7 +291,7 @@ pub fn frameworks(cfg: &Configuration, release: ReleaseChoice) -> Result<Vec<Fra
         let mut init_errors: BTreeMap<&str, String> = BTreeMap::new();
         let needed = p.plugins.needed();
         for c in &p.plugin_config {
-            match apply(&c.args, &mut plugin_args, &features) {
+            match apply(&c.args, &mut plugin_args, &features, &strings) {
                 Ok(()) => {}
                 Err(InitError::Crash(message)) if needed.contains(c.name.as_str()) => {
                     return Err(Failure::Crash(message));
@@ -319,10 +329,10 @@ pub fn frameworks(cfg: &Configuration, release: ReleaseChoice) -> Result<Vec<Fra
 /// The release's default profile.
 pub fn default_framework(release: ReleaseChoice) -> Framework {
     let args = PluginArgs::default();
-    let features = release.release.features();
+    let features = release.features();
     profile::build(
         DEFAULT_SCHEDULER_NAME,
-        &default_plugins(release.release),
+        &default_plugins(release),
         None,
         release,
         &mut |name, slots| Ok(new_plugin(name, &args, &features, slots)),

@@ -175,6 +175,23 @@ fn load_kubeconfig(
     Ok(merged.map(|m| (m, files)))
 }
 
+/// The kubeconfig's context, cluster and user names, each sorted, for completion; empty when
+/// there is no kubeconfig or it cannot be read.
+pub fn kubeconfig_names(opts: &ConnectOptions, env: &Env) -> [Vec<String>; 3] {
+    let Ok(Some((k, _))) = load_kubeconfig(opts, env) else {
+        return Default::default();
+    };
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    [
+        sorted(k.contexts.into_iter().map(|c| c.name).collect()),
+        sorted(k.clusters.into_iter().map(|c| c.name).collect()),
+        sorted(k.auth_infos.into_iter().map(|a| a.name).collect()),
+    ]
+}
+
 fn is_empty(k: &Kubeconfig) -> bool {
     k.clusters.is_empty()
         && k.contexts.is_empty()

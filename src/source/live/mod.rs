@@ -8,7 +8,10 @@ mod progress;
 mod read;
 mod watch;
 
-pub use config::{ConnectOptions, Env, Target, parse_duration, resolve};
+pub use config::{ConnectOptions, Env, Target, kubeconfig_names, parse_duration, resolve};
 pub use error::LiveError;
-pub use read::{LeasePlan, LeaseRead, PAGE_SIZE, POD_FIELD_SELECTOR, Plan, read, read_leases};
+pub use read::{
+    LeasePlan, LeaseRead, PAGE_SIZE, POD_FIELD_SELECTOR, Plan, PodSelection, names,
+    namespaces_holding, read, read_leases, select_pods,
+};
 pub use watch::{LeaseLister, LeaseWatcher, Update};

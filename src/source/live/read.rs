@@ -4,7 +4,8 @@ use super::config::Target;
 use super::error::{Fail, LiveError, describe};
 use super::progress::{Indicator, Progress};
 use crate::source::{Dump, SnapshotMeta, events};
-use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{
     Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController,
@@ -41,11 +42,24 @@ pub struct Plan {
     pub pod: Option<(String, String)>,
     /// The FailedScheduling events of every pending pod (`explain --all-pending`).
     pub pending_events: bool,
-    /// Everything a snapshot saves: also leases, lease candidates, the FailedScheduling events of
-    /// pending pods, and when the read ended by the server's clock.
+    /// Everything a snapshot saves: also leases, lease candidates, Deployments, DaemonSets, Jobs
+    /// and CronJobs, the FailedScheduling events of pending pods, and when the read ended by the
+    /// server's clock.
     pub snapshot: bool,
+    /// The Deployments, DaemonSets, Jobs and CronJobs of this namespace, whose pods `explain
+    /// TYPE/NAME` finds through owner references.
+    pub controllers_of: Option<String>,
+
     /// Draw the progress line (stderr is a terminal).
     pub progress: bool,
+}
+
+/// Pods selected by label and field selectors, in one namespace or all.
+#[derive(Clone, Debug, Default)]
+pub struct PodSelection {
+    pub namespace: Option<String>,
+    pub labels: Option<String>,
+    pub fields: Option<String>,
 }
 
 /// What an unreadable optional kind costs, as the warning says it.
@@ -81,6 +95,9 @@ fn consequence(plural: &str) -> &'static str {
             "default topology spreading does not see the pods' owners and services"
         }
         "runtimeclasses" => "a whatif pod naming a runtimeClassName cannot be admitted",
+        "deployments" | "daemonsets" | "jobs" | "cronjobs" => {
+            "explain TYPE/NAME finds a workload's pods through what else is read (its ReplicaSets or Jobs, the pods' owners)"
+        }
         "events" => "the real scheduler's FailedScheduling messages are not shown",
         "leases" => "the lease command has no leases to show",
         "pods" => "lease holders are not matched to their pods",
@@ -170,7 +187,7 @@ impl Reader {
         label: &'static str,
         fields: Option<&str>,
     ) -> Result<Vec<T>, Fail> {
-        self.list_at(path, label, fields)
+        self.list_at(path, label, Selectors::fields(fields))
             .await
             .map(|(items, _)| items)
     }
@@ -180,7 +197,7 @@ impl Reader {
         &self,
         path: &str,
         label: &'static str,
-        fields: Option<&str>,
+        selectors: Selectors<'_>,
     ) -> Result<(Vec<T>, String), Fail> {
         let kind = self.progress.kind(label);
         let mut restarts = 0;
@@ -189,7 +206,12 @@ impl Reader {
             let mut items = Vec::new();
             let mut cont: Option<String> = None;
             loop {
-                let url = page_url(path, fields, cont.as_deref(), self.target.consistent_read);
+                let url = page_url(
+                    path,
+                    selectors,
+                    cont.as_deref(),
+                    self.target.consistent_read,
+                );
                 let page: List<T> = match self.get(&url).await {
                     Err(Fail::Status(s))
                         if s.code == 410 && cont.is_some() && restarts < MAX_RESTARTS =>
@@ -275,8 +297,31 @@ impl Reader {
     async fn optional_kind<K: k8s_openapi::Resource + DeserializeOwned>(
         &self,
     ) -> Result<Vec<K>, LiveError> {
-        self.optional(&collection_path::<K>(None), K::URL_PATH_SEGMENT, None)
-            .await
+        self.optional_in(None).await
+    }
+
+    /// An optional kind in one namespace, or all.
+    async fn optional_in<K: k8s_openapi::Resource + DeserializeOwned>(
+        &self,
+        namespace: Option<&str>,
+    ) -> Result<Vec<K>, LiveError> {
+        let path = collection_path::<K>(namespace);
+        self.optional(&path, K::URL_PATH_SEGMENT, None).await
+    }
+
+    /// Deployments, DaemonSets, Jobs and CronJobs, of one namespace or all.
+    async fn controllers(
+        &self,
+        namespace: Option<String>,
+    ) -> Result<(Vec<Deployment>, Vec<DaemonSet>, Vec<Job>, Vec<CronJob>), LiveError> {
+        let ns = namespace.as_deref();
+        let (deployments, daemon_sets, jobs, cron_jobs) = futures::join!(
+            self.optional_in::<Deployment>(ns),
+            self.optional_in::<DaemonSet>(ns),
+            self.optional_in::<Job>(ns),
+            self.optional_in::<CronJob>(ns),
+        );
+        Ok((deployments?, daemon_sets?, jobs?, cron_jobs?))
     }
 
     /// The pod `explain` names, whatever its phase; `None` if it does not exist.
@@ -402,12 +447,32 @@ impl Reader {
     }
 }
 
+/// A list's label and field selectors, sent as kubectl sends them.
+#[derive(Clone, Copy, Default)]
+struct Selectors<'a> {
+    labels: Option<&'a str>,
+    fields: Option<&'a str>,
+}
+
+impl<'a> Selectors<'a> {
+    fn fields(fields: Option<&'a str>) -> Selectors<'a> {
+        Selectors {
+            labels: None,
+            fields,
+        }
+    }
+}
+
 /// One page's URL: the continue token carries the resourceVersion of the first page; the first
 /// page asks for any version the watch cache holds, as informers list, unless a quorum read is
 /// wanted (no resourceVersion).
-fn page_url(path: &str, fields: Option<&str>, cont: Option<&str>, consistent: bool) -> String {
+fn page_url(path: &str, selectors: Selectors, cont: Option<&str>, consistent: bool) -> String {
+    let Selectors { labels, fields } = selectors;
     let mut query = form_urlencoded::Serializer::new(String::new());
     query.append_pair("limit", &PAGE_SIZE.to_string());
+    if let Some(l) = labels {
+        query.append_pair("labelSelector", l);
+    }
     if let Some(f) = fields {
         query.append_pair("fieldSelector", f);
     }
@@ -484,6 +549,10 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     if plan.snapshot {
         kinds.extend(["leases", "leasecandidates"]);
     }
+    let controllers = (plan.snapshot || plan.controllers_of.is_some()).then(|| {
+        kinds.extend(CONTROLLER_KINDS);
+        plan.controllers_of.clone().filter(|_| !plan.snapshot)
+    });
     for &k in &kinds {
         progress.kind(k);
     }
@@ -573,6 +642,8 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     let candidates = plan
         .snapshot
         .then(|| spawn(&reader, |r| async move { r.lease_candidates().await }));
+    let controllers = controllers
+        .map(|namespace| spawn(&reader, |r| async move { r.controllers(namespace).await }));
 
     // Nodes and pods first, so their errors are the ones reported.
     let mut dump = Dump {
@@ -616,6 +687,14 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     if let Some(task) = candidates {
         dump.lease_candidates = join(task).await?;
     }
+    if let Some(task) = controllers {
+        (
+            dump.deployments,
+            dump.daemon_sets,
+            dump.jobs,
+            dump.cron_jobs,
+        ) = join(task).await?;
+    }
     let (meta, skew) = join(meta).await?;
     dump.meta = SnapshotMeta {
         // When the last list came back, by the server's clock: every object read is older.
@@ -627,6 +706,113 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     warnings.sort_by_key(|(kind, _)| kinds.iter().position(|k| k == kind));
     dump.warnings = warnings.into_iter().map(|(_, w)| w).collect();
     Ok(dump)
+}
+
+/// Any object, for its namespace and name.
+#[derive(serde::Deserialize)]
+struct Named {
+    #[serde(default)]
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+}
+
+/// The kinds read only for their ownership of pods.
+const CONTROLLER_KINDS: [&str; 4] = ["deployments", "daemonsets", "jobs", "cronjobs"];
+
+/// The pods a label and field selector select, by namespace and name: the selectors go to the
+/// API server as query parameters, as kubectl sends them, so it selects exactly as `kubectl get
+/// pods -l … --field-selector …` would.
+pub async fn select_pods(
+    target: &Target,
+    selection: &PodSelection,
+) -> Result<Vec<(String, String)>, LiveError> {
+    let (reader, _) = Reader::connect(target)?;
+    let selectors = Selectors {
+        labels: selection.labels.as_deref(),
+        fields: selection.fields.as_deref(),
+    };
+    let path = collection_path::<Pod>(selection.namespace.as_deref());
+    match reader.list_at::<Named>(&path, "pods", selectors).await {
+        Ok((pods, _)) => Ok(pods
+            .into_iter()
+            .map(|p| {
+                (
+                    p.metadata.namespace.unwrap_or_default(),
+                    p.metadata.name.unwrap_or_default(),
+                )
+            })
+            .collect()),
+        Err(Fail::Status(s)) if s.code == 400 => Err(LiveError {
+            message: format!("the API server refused the selector: {}", s.message),
+            detail: None,
+        }),
+        Err(f) => Err(describe(f, target, "list pods by selector")),
+    }
+}
+
+/// The namespaces holding an object of a kind by this name: one list across namespaces,
+/// narrowed to the name by the server, for the hint of a "not found" (`found in namespace
+/// shop: add -n shop`). Nothing when the list is not allowed.
+pub async fn namespaces_holding(
+    target: &Target,
+    plural: &str,
+    name: &str,
+) -> Result<Vec<String>, LiveError> {
+    let fields = format!("metadata.name={name}");
+    let mut namespaces: Vec<String> = names(target, plural, None, Some(&fields))
+        .await?
+        .into_iter()
+        .map(|(ns, _)| ns)
+        .collect();
+    namespaces.dedup();
+    Ok(namespaces)
+}
+
+/// The collection of a resource by its plural name, in one namespace or all.
+fn path_of(plural: &str, namespace: Option<&str>) -> Option<String> {
+    Some(match plural {
+        "nodes" => collection_path::<Node>(None),
+        "namespaces" => collection_path::<Namespace>(None),
+        "pods" => collection_path::<Pod>(namespace),
+        "deployments" => collection_path::<Deployment>(namespace),
+        "daemonsets" => collection_path::<DaemonSet>(namespace),
+        "statefulsets" => collection_path::<StatefulSet>(namespace),
+        "replicasets" => collection_path::<ReplicaSet>(namespace),
+        "replicationcontrollers" => collection_path::<ReplicationController>(namespace),
+        "jobs" => collection_path::<Job>(namespace),
+        "cronjobs" => collection_path::<CronJob>(namespace),
+        "leases" => collection_path::<Lease>(namespace),
+        _ => return None,
+    })
+}
+
+/// The namespaces and names of a resource's objects (by plural name), sorted, read as metadata
+/// only; nothing when the list is not allowed. For completion and hints.
+pub async fn names(
+    target: &Target,
+    plural: &str,
+    namespace: Option<&str>,
+    fields: Option<&str>,
+) -> Result<Vec<(String, String)>, LiveError> {
+    let path = path_of(plural, namespace)
+        .ok_or_else(|| LiveError::new(format!("no such resource {plural:?}")))?;
+    let (reader, _) = Reader::connect(target)?;
+    match reader.list::<Named>(&path, "objects", fields).await {
+        Ok(items) => {
+            let mut named: Vec<(String, String)> = items
+                .into_iter()
+                .map(|o| {
+                    (
+                        o.metadata.namespace.unwrap_or_default(),
+                        o.metadata.name.unwrap_or_default(),
+                    )
+                })
+                .collect();
+            named.sort();
+            Ok(named)
+        }
+        Err(Fail::Status(_)) => Ok(Vec::new()),
+        Err(f) => Err(describe(f, target, &format!("list {plural}"))),
+    }
 }
 
 /// What `lease` reads.
@@ -668,7 +854,11 @@ pub async fn read_leases(target: &Target, plan: &LeasePlan) -> Result<LeaseRead,
         .then(|| spawn(&reader, |r| async move { r.optional_kind::<Node>().await }));
     let path = lease_path(plan.namespace.as_deref());
     let (leases, resource_version): (Vec<Lease>, String) = match reader
-        .list_at(&path, "leases", plan.field_selector.as_deref())
+        .list_at(
+            &path,
+            "leases",
+            Selectors::fields(plan.field_selector.as_deref()),
+        )
         .await
     {
         Ok(listed) => listed,
