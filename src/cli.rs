@@ -155,7 +155,7 @@ pub struct SchedulerArgs {
 
 /// Which nodes the table shows (JSON and YAML always have every node).
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = OUTPUT)]
+#[command(next_help_heading = "Nodes in the table")]
 pub struct NodesArgs {
     /// Show this node in full: every failing plugin with the facts behind its reasons, every
     /// score with its inputs

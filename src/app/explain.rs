@@ -976,9 +976,8 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
     };
     let fitting = rows.iter().filter(|r| r.fits == Some(true)).count();
     let stuck = rows.iter().filter(|r| r.fits == Some(false)).count();
-    let _ = writeln!(
-        out,
-        "\n{} pending pod(s): {fitting} would be scheduled now, {stuck} fit no node{}",
+    let summary = format!(
+        "{} pending pod(s): {fitting} would be scheduled now, {stuck} fit no node{}",
         rows.len(),
         if rows
             .iter()
@@ -989,6 +988,8 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
             ""
         }
     );
+    let width = if opts.wide { u16::MAX } else { opts.width };
+    let _ = writeln!(out, "\n{}", crate::term::prose(&summary, width, 2));
     if !opts.wide {
         let _ = writeln!(
             out,
