@@ -7,8 +7,10 @@ pub const EXIT_CODES: &str = "Exit codes:
   0  the pod fits (or the command succeeded)
   1  the pod fits no node; with changes, the plan is not safe: a pod stays
      pending, is lost or cannot be evicted
-  2  bad input (files, flags, configuration)
-  3  cluster or API error";
+  2  bad input (files, flags, configuration, feature gates)
+  3  cluster or API error
+  With --compare-to: 0 when the decisions are the same under both releases
+  (scores may differ), 1 when they differ";
 
 /// The lease command's exit codes: it answers no yes-or-no question.
 const LEASE_EXIT_CODES: &str = "Exit codes:
@@ -132,6 +134,15 @@ pub struct SchedulerArgs {
     /// newest modelled)
     #[arg(long, value_name = "VERSION")]
     pub scheduler_version: Option<String>,
+    /// kube-scheduler's --feature-gates, read as it reads them (Name=true,Other=false; repeatable):
+    /// its errors for unknown, locked and missing gates; a gate whose effect kubectl-sched does not
+    /// model is an error
+    #[arg(long, value_name = "NAME=BOOL,...", action = ArgAction::Append)]
+    pub feature_gates: Vec<String>,
+    /// Also run everything under this other release (e.g. 1.36 when the cluster runs 1.35) and
+    /// show what differs and why; exit 0 when the decisions are the same, 1 when they differ
+    #[arg(long, value_name = "VERSION")]
+    pub compare_to: Option<String>,
     /// Call the scheduler extenders of --config (their filter, prioritize and preempt verbs,
     /// never bind), sending them the pod and the nodes; without it they are listed but not called,
     /// and kube-scheduler's answer may differ
@@ -144,7 +155,7 @@ pub struct SchedulerArgs {
 
 /// Which nodes the table shows (JSON and YAML always have every node).
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = OUTPUT)]
+#[command(next_help_heading = "Nodes in the table")]
 pub struct NodesArgs {
     /// Show this node in full: every failing plugin with the facts behind its reasons, every
     /// score with its inputs
@@ -263,6 +274,11 @@ pub struct PlanArgs {
     /// With --drain: evict pods with emptyDir volumes (their data is lost)
     #[arg(long, requires = DRAINS)]
     pub delete_emptydir_data: bool,
+    /// With --drain: give up on a node whose evictions a PodDisruptionBudget keeps refusing after
+    /// this long, report it and go on with the next node (kubectl drain --timeout; 0, the
+    /// default, retries for ever)
+    #[arg(long, requires = DRAINS, value_name = "DURATION")]
+    pub drain_timeout: Option<String>,
     /// Break ties between equally good nodes at random, seeded, as kube-scheduler does (default:
     /// the first by name)
     #[arg(long, value_name = "N")]
@@ -629,6 +645,12 @@ fn examples(command: &str) -> &'static str {
   {p} --drain a1 --snapshot fixtures/clusters/plan.yaml
   {p} --drain -l topology.kubernetes.io/zone=zone-b --force --delete-emptydir-data --snapshot fixtures/clusters/plan.yaml
 
+  # With the cluster's kube-scheduler --feature-gates
+  {p} -f fixtures/pods/restart-all.yaml --snapshot fixtures/clusters/upgrade.yaml --feature-gates NodeDeclaredFeatures=true
+
+  # What changes for this pod when the scheduler goes from 1.35 to 1.36?
+  {p} -f fixtures/conformance/fit-memory/pod.yaml --snapshot fixtures/conformance/fit-memory/cluster.yaml --scheduler-version 1.35 --compare-to 1.36
+
   # A running pod, exported and placed again as new (it replaces itself)
   kubectl get pod web-7f9c-k2x8p -n shop -o yaml | {p} -f -"
         }
@@ -646,7 +668,10 @@ fn examples(command: &str) -> &'static str {
   {p} --field-selector metadata.namespace=batch --snapshot fixtures/clusters/workloads.yaml
 
   # Would two more nodes like a2 schedule the pending pods?
-  {p} --all-pending --clone-node a2=2 --snapshot fixtures/clusters/plan.yaml"
+  {p} --all-pending --clone-node a2=2 --snapshot fixtures/clusters/plan.yaml
+
+  # Which pending pods start or stop fitting, or go elsewhere, under 1.36?
+  {p} -A --snapshot fixtures/clusters/upgrade.yaml --compare-to 1.36"
         }
         "lease" => {
             "  # Who leads each leader-election lease, is it fresh, when could someone else take over?

@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod dra;
 pub mod explain;

@@ -1481,3 +1481,45 @@ fn every_node_with_its_facts() {
     }
     assert!(out.contains("nodeSelector disktype=ssd:"), "{out}");
 }
+
+/// `explain --all-pending`: a row per group of pods held back alike, naming their owners and
+/// pods; the JSON has the groups too.
+#[test]
+fn pending_pods_grouped_by_cause_with_their_owners() {
+    let workloads = root()
+        .join("fixtures/clusters/workloads.yaml")
+        .display()
+        .to_string();
+    let (code, out, err) = run(&["explain", "--all-pending", "--snapshot", &workloads]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("ReplicaSet web-7b9c2"), "{out}");
+    insta::assert_snapshot!("all_pending_grouped_80", out);
+    let (_, json, _) = run(&[
+        "explain",
+        "--all-pending",
+        "--snapshot",
+        &workloads,
+        "-o",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let groups = json["groups"].as_array().unwrap();
+    let pods: usize = groups
+        .iter()
+        .map(|g| g["pods"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(pods, json["pods"].as_array().unwrap().len());
+    let web = groups
+        .iter()
+        .find(|g| g["owners"] == serde_json::json!(["ReplicaSet web-7b9c2"]))
+        .expect("the web-7b9c2 pods are in one group");
+    // With a pod of no controller held back alike.
+    assert_eq!(
+        web["pods"],
+        serde_json::json!([
+            "default/debug",
+            "shop/web-7b9c2-a1b2c",
+            "shop/web-7b9c2-d3e4f"
+        ])
+    );
+}

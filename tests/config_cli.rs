@@ -20,6 +20,9 @@ fn whatif(pod: &str, config: &str) -> assert_cmd::assert::Assert {
             "json",
             "--config",
             config,
+            // The dump names no release: the newest, said on stderr unless named here.
+            "--scheduler-version",
+            "1.37",
         ])
         .assert()
 }

@@ -13,6 +13,10 @@
 //!
 //! A case whose configuration has extenders runs with `--call-extenders` against the fake
 //! extender of the fixtures' README (`support::extender`), started for each run.
+//!
+//! Each case also runs with `--compare-to` between releases decided by real schedulers (1.34 and
+//! 1.35, 1.35 and 1.36, v1.36.2 and v1.36.3), as `compare:<case>@<base>..<other>`: the
+//! differences it reports must be exactly those between the two expected files, computed here.
 
 #[path = "conformance/facts.rs"]
 mod facts;
@@ -235,11 +239,16 @@ const RELEASES: [(&str, &str); 4] = [
     ("expected-v1.36.3.json", "v1.36.3"),
 ];
 
-fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Result<(), String> {
+/// What `whatif` printed on a case, its output as a string with the fake extender's URLs
+/// anonymised, and the fake (for the calls it received).
+type CaseRun = (std::process::Output, String, Option<FakeExtender>);
+
+/// Runs `whatif` on a case with `flags`, as JSON: with its configuration, and the fake extender
+/// it calls when it has extenders.
+fn whatif_case(dir: &Path, flags: &[&str]) -> Result<CaseRun, String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kubectl-sched"));
     cmd.arg("whatif")
-        .arg("--scheduler-version")
-        .arg(release)
+        .args(flags)
         .arg("--snapshot")
         .arg(dir.join("cluster.yaml"))
         .arg("-f")
@@ -258,22 +267,28 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
         }
         None => {}
     }
-    if serial {
-        cmd.arg("--serial");
-    }
     let out = cmd
         .output()
         .map_err(|e| format!("cannot run the binary: {e}"))?;
+    let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Some((fake, _)) = &fake {
+        stdout = fake.anonymise(&stdout);
+    }
+    Ok((out, stdout, fake.map(|(f, _)| f)))
+}
+
+fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Result<(), String> {
+    let serial = if serial { &["--serial"][..] } else { &[] };
+    let (out, stdout, fake) = whatif_case(
+        dir,
+        &[&["--scheduler-version", release][..], serial].concat(),
+    )?;
     if !matches!(out.status.code(), Some(0 | 1)) {
         return Err(format!(
             "exit {:?}: {}",
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).trim()
         ));
-    }
-    let mut stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if let Some((fake, _)) = &fake {
-        stdout = fake.anonymise(&stdout);
     }
     let ours: Value =
         serde_json::from_str(&stdout).map_err(|e| format!("output is not JSON: {e}"))?;
@@ -288,14 +303,14 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
     normalise_reasons(&mut expected);
     let actual = reshape(&ours, &expected);
     let mut d = diff(&expected, &actual);
-    if !serial {
+    if serial.is_empty() {
         d.extend(
             facts::check(&facts::Case::read(dir), &ours)
                 .into_iter()
                 .map(|p| format!("  facts: {p}")),
         );
     }
-    if let Some((fake, _)) = &fake
+    if let Some(fake) = &fake
         && let Err(e) = calls_match_fake(&ours, fake)
     {
         d.push(e);
@@ -315,6 +330,139 @@ fn check(dir: &Path, file: &str, release: &str) -> Result<(), String> {
         run_case(dir, file, release, true).map_err(|e| format!("with --serial:\n{e}"))?;
     }
     Ok(())
+}
+
+/// The release pairs `--compare-to` runs on: base, then other.
+const COMPARED: [(usize, usize); 3] = [(0, 1), (1, 2), (2, 3)];
+
+/// A case's answer under one release as its expected file records it, in the terms
+/// `--compare-to` reports differences in: preemption's nominated node as the tie set
+/// kube-scheduler picks from (victims only without a tie).
+fn recorded_answer(expected: &Value) -> Value {
+    let mut a = expected.clone();
+    let m = a.as_object_mut().unwrap();
+    for k in ["pod", "priority", "numNodes", "extenderCalls"] {
+        m.remove(k);
+    }
+    if let Some(p) = expected["preemption"].as_object() {
+        let tied = p["tiedNodes"].as_array().cloned().unwrap_or_default();
+        let nominated: Vec<Value> = if tied.is_empty() {
+            [&p["nominatedNode"]]
+                .into_iter()
+                .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
+                .cloned()
+                .collect()
+        } else {
+            tied
+        };
+        let victims = if nominated.len() == 1 {
+            p["victims"].clone()
+        } else {
+            Value::Null
+        };
+        m.insert(
+            "preemption".into(),
+            json!({"nominatedNodes": nominated, "victims": victims, "message": p["message"]}),
+        );
+    }
+    normalise_reasons(&mut a);
+    a
+}
+
+/// What differs between two recorded answers: a field as `{base, other}`, per node for
+/// `filter` and `allFilters`, per node and plugin (and `total`) for `scores`.
+fn recorded_differences(a: &Value, b: &Value) -> Map<String, Value> {
+    fn keyed(a: &Value, b: &Value, f: &dyn Fn(&Value, &Value) -> Value) -> Map<String, Value> {
+        let empty = Map::new();
+        let (ma, mb) = (
+            a.as_object().unwrap_or(&empty),
+            b.as_object().unwrap_or(&empty),
+        );
+        let keys: std::collections::BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
+        keys.into_iter()
+            .filter_map(|k| {
+                let (x, y) = (
+                    ma.get(k).unwrap_or(&Value::Null),
+                    mb.get(k).unwrap_or(&Value::Null),
+                );
+                (x != y).then(|| (k.clone(), f(x, y)))
+            })
+            .collect()
+    }
+    let both = |x: &Value, y: &Value| json!({"base": x, "other": y});
+    keyed(a, b, &|x, y| json!({"base": x, "other": y}))
+        .into_iter()
+        .map(|(k, v)| {
+            let (x, y) = (&v["base"], &v["other"]);
+            let v = match k.as_str() {
+                "filter" | "allFilters" => Value::Object(keyed(x, y, &both)),
+                "scores" => Value::Object(keyed(x, y, &|p, q| {
+                    let flat = |s: &Value| {
+                        let mut m = s["plugins"].as_object().cloned().unwrap_or_default();
+                        m.insert("total".into(), s["total"].clone());
+                        Value::Object(m)
+                    };
+                    Value::Object(keyed(&flat(p), &flat(q), &both))
+                })),
+                _ => v,
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+/// `--compare-to` between two releases on a case: the differences it reports, against those
+/// of the two expected files.
+fn compare_case(
+    dir: &Path,
+    (file_a, release_a): (&str, &str),
+    (file_b, release_b): (&str, &str),
+) -> Result<(), String> {
+    let read = |f: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
+    };
+    let expected = recorded_differences(
+        &recorded_answer(&read(file_a)),
+        &recorded_answer(&read(file_b)),
+    );
+    let (out, stdout, _fake) = whatif_case(
+        dir,
+        &["--scheduler-version", release_a, "--compare-to", release_b],
+    )?;
+    let ours: Value = serde_json::from_str(&stdout).map_err(|e| {
+        format!(
+            "output is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })?;
+    let mut reported = ours["differences"].clone();
+    // Expected files record a cycle's error as its message.
+    if let Some(m) = reported.as_object_mut() {
+        m.remove("error");
+    }
+    normalise_reasons(&mut reported);
+    let mut problems = Vec::new();
+    if reported != Value::Object(expected.clone()) {
+        problems.push(format!(
+            "  reported differences {reported}\n  expected files differ in {}",
+            Value::Object(expected.clone())
+        ));
+    }
+    let same = !["feasible", "selected", "message", "preemption"]
+        .iter()
+        .any(|k| expected.contains_key(*k));
+    if ours["same"] != same || out.status.code() != Some(if same { 0 } else { 1 }) {
+        problems.push(format!(
+            "  same: {} (exit {:?}), expected {same}",
+            ours["same"],
+            out.status.code()
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
 }
 
 /// Passed and run, per release.
@@ -371,6 +519,31 @@ fn main() {
                     (Err(e), None) => Err(Failed::from(format!("{name} FAILED\n{e}"))),
                 }
             }));
+        }
+    }
+    for (a, b) in COMPARED {
+        let (base, other) = (RELEASES[a], RELEASES[b]);
+        for dir in &cases {
+            if !(dir.join(base.0).exists() && dir.join(other.0).exists()) {
+                continue;
+            }
+            let case = dir.file_name().unwrap().to_string_lossy().to_string();
+            // A case one of the releases cannot pass yet cannot be compared either.
+            if [
+                case.clone(),
+                format!("{case}@{}", base.1),
+                format!("{case}@{}", other.1),
+            ]
+            .iter()
+            .any(|k| known.contains_key(k))
+            {
+                continue;
+            }
+            let dir = dir.clone();
+            trials.push(Trial::test(
+                format!("compare:{case}@{}..{}", base.1, other.1),
+                move || compare_case(&dir, base, other).map_err(Failed::from),
+            ));
         }
     }
     let unknown: Vec<String> = known

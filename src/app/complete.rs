@@ -1,5 +1,5 @@
 //! Shell completion: node, namespace, pod, workload and lease names from the live cluster or from
-//! the `--snapshot` given on the line, releases for `--scheduler-version`, the values of `-o` and
+//! the `--snapshot` given on the line, releases for `--scheduler-version` and `--compare-to`, the values of `-o` and
 //! `--color`, kubeconfig contexts, and file names only for the flags that take files. Two front
 //! ends share it: the scripts of `completions/` (clap's dynamic completion: the shell runs
 //! `KUBECTL_SCHED_COMPLETE=<shell> kubectl-sched -- WORDS…`), and kubectl's plugin completion,
@@ -362,12 +362,13 @@ impl ValueCompleter for Completer {
 }
 
 /// The flags whose values are names, and which names.
-const COMPLETED: [(&str, Values); 14] = [
+const COMPLETED: [(&str, Values); 15] = [
     ("namespace", Values::Namespaces),
     ("context", Values::Contexts),
     ("cluster", Values::Clusters),
     ("user", Values::Users),
     ("scheduler_version", Values::Releases),
+    ("compare_to", Values::Releases),
     ("cordon", Values::Nodes),
     ("uncordon", Values::Nodes),
     ("delete-node", Values::Nodes),

@@ -4,11 +4,13 @@
 //! `explain deploy/NAME` (and the other workloads): its pending pods, grouped by cause.
 //! `explain --all-pending`, `-A`, `-l`: every pending pod, or those selected, one line each.
 
+use super::compare;
 use super::profiles::{frameworks, load_options, profile_for, release};
+use super::reads_like::OtherReleases;
 use super::render::{print_structured, print_text, table_options};
 use super::resource;
 use super::source::Source;
-use super::whatif::{render, suggestions, without_replaced};
+use super::whatif::{explanation, render, suggestions, without_replaced};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};
 use crate::explain::{self, Explanation};
@@ -20,7 +22,7 @@ use crate::model::labels::Selector;
 use crate::model::pod::Pod;
 use crate::model::selection::{self, FieldSelector};
 use crate::plan::PodFilter;
-use crate::release::ReleaseChoice;
+use crate::release::{Release, ReleaseChoice};
 use crate::source::events;
 use crate::source::live::{self, Plan};
 use crate::term::{self, Column, Fit, Style, Table, TableOptions};
@@ -41,6 +43,9 @@ pub struct SchedulerEvent {
     pub last_seen: Option<Timestamp>,
     /// The computed message, cut as kube-scheduler cuts event messages, is the same.
     pub matches: bool,
+    /// When it is not: the other releases whose message it is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reads_like: Vec<Release>,
 }
 
 /// Event notes are limited to 1024 bytes; kube-scheduler cuts longer messages and ends them
@@ -59,8 +64,14 @@ fn truncate_message(message: &str) -> String {
     format!("{}{SUFFIX}", &message[..end])
 }
 
-/// The comparison for a pending pod; `None` for a bound pod or when no event is known.
-fn scheduler_event(cluster: &Cluster, pod: &Pod, e: &Explanation) -> Option<SchedulerEvent> {
+/// The comparison for a pending pod; `None` for a bound pod or when no event is known. An event
+/// the computed message differs from is tried against the other releases.
+fn scheduler_event(
+    cluster: &Cluster,
+    pod: &Pod,
+    e: &Explanation,
+    (others, snapshot): (&OtherReleases, &Snapshot),
+) -> Option<SchedulerEvent> {
     if pod.node_name.is_some() {
         return None;
     }
@@ -69,8 +80,15 @@ fn scheduler_event(cluster: &Cluster, pod: &Pod, e: &Explanation) -> Option<Sche
     let uid = (uid != format!("{}/{}", pod.namespace, pod.name)).then_some(uid);
     let event = events::latest(&cluster.events, &pod.namespace, &pod.name, uid)?;
     let message = event.message.clone().unwrap_or_default();
+    let matches = truncate_message(&e.message) == message;
+    let reads_like = if matches {
+        Vec::new()
+    } else {
+        others.reading(snapshot, pod, &message, truncate_message)
+    };
     Some(SchedulerEvent {
-        matches: truncate_message(&e.message) == message,
+        matches,
+        reads_like,
         message,
         count: events::count(event),
         last_seen: events::last_seen(event),
@@ -120,6 +138,15 @@ fn event_lines(event: Option<&SchedulerEvent>, expected: bool, style: Style) -> 
             out,
             "  {}",
             style.good("= the same as the message computed here")
+        );
+    } else if !ev.reads_like.is_empty() {
+        let names: Vec<String> = ev.reads_like.iter().map(Release::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  {} the event reads like {}: pass --scheduler-version {}",
+            style.warn("≠ differs from the message computed here:"),
+            names.join(", "),
+            names[0]
         );
     } else {
         let _ = writeln!(
@@ -189,17 +216,21 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     let mut candidate = (*pod).clone();
     candidate.node_name = None;
     let result = fw.schedule(&snapshot, &candidate);
-    let explanation = explain::build(fw, &snapshot, &candidate, &result);
-    let event = scheduler_event(&cluster, &pod, &explanation);
+    let explanation = explanation(global, &args.nodes, fw, &snapshot, &candidate, &result);
+    if let Some(others) = compare::other(global, &args.scheduler, fw.release)? {
+        return compare::pod(global, &others, &snapshot, &candidate, &explanation);
+    }
+    let others = OtherReleases::new(global, &args.scheduler, fw.release);
+    let event = scheduler_event(&cluster, &pod, &explanation, (&others, &snapshot));
     let suggestions = if args.suggest.limit() > 0 && !explanation.fits() {
         // The pod as `whatif -f` places its manifest: off the cluster, nominated nowhere.
-        let others = without_replaced(cluster.clone(), Some(&pod));
-        let snapshot = Snapshot::new(others.clone(), None);
+        let rest = without_replaced(cluster.clone(), Some(&pod));
+        let snapshot = Snapshot::new(rest.clone(), None);
         suggestions(
             &crate::suggest::Problem {
                 fws: &fws,
                 fw,
-                cluster: &others,
+                cluster: &rest,
                 snapshot: &snapshot,
                 pod: &candidate,
                 explanation: &explanation,
@@ -390,15 +421,60 @@ impl Selection {
     }
 }
 
-/// `explain --all-pending -o json|yaml`: the release modelled, and a row per pending pod.
+/// `explain --all-pending -o json|yaml`: the release modelled, a row per pending pod, and the
+/// pods grouped by what holds them back.
 #[derive(Serialize)]
-struct PendingReport {
+struct PendingReport<'a> {
     #[serde(flatten)]
     release: ReleaseChoice,
-    pods: Vec<PendingRow>,
+    pods: &'a [PendingRow],
+    groups: Vec<PendingGroup<'a>>,
     /// Cluster changes ranked by how many of the pending pods they place.
     #[serde(flatten)]
     suggestions: crate::suggest::pending::PendingSuggestions,
+}
+
+/// Pending pods held back alike: the same verdict and brief cause.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PendingGroup<'a> {
+    fits: Option<bool>,
+    reason: &'a str,
+    /// Their controllers (`ReplicaSet web-7f9c`), in the order of their first pod.
+    owners: Vec<&'a str>,
+    /// `namespace/name`, in name order.
+    pods: Vec<&'a str>,
+}
+
+/// The rows grouped by verdict and cause, the largest group first (within a size, the order of
+/// their first pod).
+fn pending_groups(rows: &[PendingRow]) -> Vec<PendingGroup<'_>> {
+    let mut groups: Vec<PendingGroup> = Vec::new();
+    for r in rows {
+        let group = match groups
+            .iter_mut()
+            .find(|g| (g.fits, g.reason) == (r.fits, r.reason.as_str()))
+        {
+            Some(g) => g,
+            None => {
+                groups.push(PendingGroup {
+                    fits: r.fits,
+                    reason: &r.reason,
+                    owners: Vec::new(),
+                    pods: Vec::new(),
+                });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        group.pods.push(&r.pod);
+        if let Some(o) = r.owner.as_deref()
+            && !group.owners.contains(&o)
+        {
+            group.owners.push(o);
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.pods.len()));
+    groups
 }
 
 /// One pending pod in brief.
@@ -406,6 +482,9 @@ struct PendingReport {
 #[serde(rename_all = "camelCase")]
 struct PendingRow {
     pod: String,
+    /// Its controller: `ReplicaSet web-7f9c`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
     /// `None` when no profile serves the pod's schedulerName (another scheduler's pod).
     fits: Option<bool>,
     selected: Vec<Str>,
@@ -493,8 +572,19 @@ struct Assessed {
     explanation: Option<Explanation>,
 }
 
+/// A pod's controller as `Kind name`.
+fn owner(pod: &Pod) -> Option<String> {
+    pod.controller().map(|o| format!("{} {}", o.kind, o.name))
+}
+
 /// Schedules a pending pod with the profile that serves it.
-fn assess(fws: &[Framework], snapshot: &Snapshot, cluster: &Cluster, pod: &Pod) -> Assessed {
+fn assess(
+    fws: &[Framework],
+    snapshot: &Snapshot,
+    cluster: &Cluster,
+    pod: &Pod,
+    others: &OtherReleases,
+) -> Assessed {
     let Some(fw) = fws
         .iter()
         .find(|f| f.profile == pod.scheduler_name.as_str())
@@ -502,6 +592,7 @@ fn assess(fws: &[Framework], snapshot: &Snapshot, cluster: &Cluster, pod: &Pod) 
         return Assessed {
             row: PendingRow {
                 pod: pod.key(),
+                owner: owner(pod),
                 fits: None,
                 selected: Vec::new(),
                 nominated_node: None,
@@ -525,12 +616,13 @@ fn assess(fws: &[Framework], snapshot: &Snapshot, cluster: &Cluster, pod: &Pod) 
     Assessed {
         row: PendingRow {
             pod: pod.key(),
+            owner: owner(pod),
             fits: Some(e.fits()),
             selected: e.selected.clone(),
             nominated_node: nominated.map(|p| p.nominated_node.clone()),
             victims: nominated.map(|p| p.victims.clone()).unwrap_or_default(),
             reason: brief(&e),
-            scheduler_event: scheduler_event(cluster, pod, &e),
+            scheduler_event: scheduler_event(cluster, pod, &e, (others, snapshot)),
             message: e.message.clone(),
         },
         explanation: Some(e),
@@ -552,6 +644,7 @@ fn all_pending_pods(
     )?;
     let selected = selection.resolve(global, args, source)?;
     let fws = profiles(global, args, source, &cluster)?;
+    let others = OtherReleases::new(global, &args.scheduler, fws[0].release);
     // Pending pods are on no node, so one snapshot serves them all.
     let snapshot = Snapshot::new(cluster.clone(), None);
     let mut pending: Vec<&Arc<Pod>> = cluster
@@ -562,10 +655,20 @@ fn all_pending_pods(
     pending.sort_by(|a, b| {
         (a.namespace.as_str(), a.name.as_str()).cmp(&(b.namespace.as_str(), b.name.as_str()))
     });
+    if let Some(other) = compare::other(global, &args.scheduler, fws[0].release)? {
+        let pods: Vec<&Pod> = pending.iter().map(|p| p.as_ref()).collect();
+        return compare::pending(
+            global,
+            (&fws, &other),
+            &snapshot,
+            &pods,
+            "Pending pods".into(),
+        );
+    }
 
     let assessed: Vec<Assessed> = pending
         .iter()
-        .map(|pod| assess(&fws, &snapshot, &cluster, pod))
+        .map(|pod| assess(&fws, &snapshot, &cluster, pod, &others))
         .collect();
     let explained: Vec<(&Arc<Pod>, &Explanation)> = pending
         .iter()
@@ -587,14 +690,15 @@ fn all_pending_pods(
         Output::Json | Output::Yaml => print_structured(
             &PendingReport {
                 release,
-                pods: rows,
+                groups: pending_groups(&rows),
+                pods: &rows,
                 suggestions,
             },
             global.output,
         )?,
         Output::Table | Output::Wide => {
             let opts = table_options(global);
-            let header = opts.style.dim(&release.describe());
+            let header = release.header(opts.style, opts.width);
             print_text(
                 global,
                 &format!(
@@ -671,12 +775,28 @@ fn workload(
         return Err(not_found(source, &cluster, target));
     }
     let fws = profiles(global, args, source, &cluster)?;
+    let others = OtherReleases::new(global, &args.scheduler, fws[0].release);
     let snapshot = Snapshot::new(cluster.clone(), None);
+    if let Some(other) = compare::other(global, &args.scheduler, fws[0].release)? {
+        let pods: Vec<&Pod> = found
+            .pods
+            .iter()
+            .filter(|p| p.node_name.is_none())
+            .map(|p| p.as_ref())
+            .collect();
+        return compare::pending(
+            global,
+            (&fws, &other),
+            &snapshot,
+            &pods,
+            format!("{} {}/{}", target.kind.kind, target.namespace, target.name),
+        );
+    }
     let pending: Vec<(&Arc<Pod>, Assessed)> = found
         .pods
         .iter()
         .filter(|p| p.node_name.is_none())
-        .map(|p| (p, assess(&fws, &snapshot, &cluster, p)))
+        .map(|p| (p, assess(&fws, &snapshot, &cluster, p, &others)))
         .collect();
     let mut groups: Vec<Vec<&(&Arc<Pod>, Assessed)>> = Vec::new();
     for member in &pending {
@@ -766,7 +886,7 @@ fn workload_text(report: &WorkloadReport, events: bool, opts: TableOptions) -> S
         )
     );
     if report.groups.is_empty() {
-        let _ = writeln!(out, "{}", style.dim(&report.release.describe()));
+        let _ = writeln!(out, "{}", report.release.header(style, opts.width));
     }
     for g in &report.groups {
         out.push('\n');
@@ -815,57 +935,96 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
     if rows.is_empty() {
         return "No pending pods.\n".into();
     }
-    let mut groups: Vec<(&str, Vec<&PendingRow>)> = Vec::new();
-    for r in rows {
-        match groups.iter_mut().find(|(cause, _)| *cause == r.reason) {
-            Some((_, members)) => members.push(r),
-            None => groups.push((&r.reason, vec![r])),
-        }
-    }
-    // Stable: within a size, causes keep the order of their first pod.
-    groups.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
-    let reason = if opts.wide {
-        Column::new("REASON", Fit::Wrap { min: 30 })
-    } else {
-        Column::new("REASON", Fit::Cut { min: 30 })
+    let groups = pending_groups(rows);
+    let fits = |f: Option<bool>| match f {
+        Some(true) => style.good("yes"),
+        Some(false) => style.bad("no"),
+        None => style.dim("-"),
     };
-    let mut table = Table::new(vec![
-        Column::new("POD", Fit::Keep),
-        Column::new("FITS", Fit::Keep),
-        reason,
-        Column::new("KUBE-SCHEDULER", Fit::Keep),
-    ]);
-    for r in groups.iter().flat_map(|(_, members)| members) {
-        let fits = match r.fits {
-            Some(true) => style.good("yes"),
-            Some(false) => style.bad("no"),
-            None => style.dim("-"),
-        };
-        let said = match &r.scheduler_event {
-            Some(ev) if ev.matches => style.good("same"),
-            Some(_) => style.warn("differs"),
-            None => style.dim("-"),
-        };
-        let reason = if opts.wide && !r.message.is_empty() {
-            r.message.clone()
-        } else {
-            r.reason.clone()
-        };
-        table.row(vec![r.pod.clone(), fits, reason, said]);
-    }
-    let mut out = table.render(opts.width, opts.wide);
-    let shared: Vec<_> = groups.iter().filter(|(_, m)| m.len() > 1).collect();
-    if !shared.is_empty() {
-        out.push('\n');
-        for (cause, members) in shared {
-            let _ = writeln!(out, "{} pods: {cause}", members.len());
+    let mut out = if opts.wide {
+        // Every pod with its whole message, pods held back alike together.
+        let mut table = Table::new(vec![
+            Column::new("POD", Fit::Keep),
+            Column::new("OWNER", Fit::Keep),
+            Column::new("FITS", Fit::Keep),
+            Column::new("MESSAGE", Fit::Wrap { min: 30 }),
+            Column::new("KUBE-SCHEDULER", Fit::Keep),
+        ]);
+        for g in &groups {
+            for r in rows.iter().filter(|r| g.pods.contains(&r.pod.as_str())) {
+                let said = match &r.scheduler_event {
+                    Some(ev) if ev.matches => style.good("same"),
+                    Some(ev) => match ev.reads_like.first() {
+                        Some(r) => style.warn(&format!("reads like {r}")),
+                        None => style.warn("differs"),
+                    },
+                    None => style.dim("-"),
+                };
+                let message = if r.message.is_empty() {
+                    r.reason.clone()
+                } else {
+                    r.message.clone()
+                };
+                let owner = r.owner.clone().unwrap_or_default();
+                table.row(vec![r.pod.clone(), owner, fits(r.fits), message, said]);
+            }
         }
-    }
+        table.render(opts.width, opts.wide)
+    } else {
+        // A row per group: how many pods, their verdict and cause, and who they are.
+        let mut table = Table::new(vec![
+            Column::new("PODS", Fit::Keep).right(),
+            Column::new("FITS", Fit::Keep),
+            Column::new("REASON", Fit::Wrap { min: 24 }),
+            Column::new("OWNERS / PODS", Fit::Wrap { min: 24 }),
+            Column::new("KUBE-SCHEDULER", Fit::Keep),
+        ]);
+        for g in &groups {
+            let events: Vec<&SchedulerEvent> = rows
+                .iter()
+                .filter(|r| g.pods.contains(&r.pod.as_str()))
+                .filter_map(|r| r.scheduler_event.as_ref())
+                .collect();
+            let differing: Vec<&SchedulerEvent> =
+                events.iter().copied().filter(|e| !e.matches).collect();
+            // Differing events that all read like one other release name it, as a pod's row does.
+            let reads_like = differing
+                .first()
+                .and_then(|e| e.reads_like.first())
+                .filter(|r| differing.iter().all(|e| e.reads_like.first() == Some(*r)));
+            let count = match differing.len() {
+                1 => String::new(),
+                n => format!(" ({n})"),
+            };
+            let said = match reads_like {
+                _ if differing.is_empty() && !events.is_empty() => style.good("same"),
+                _ if differing.is_empty() => style.dim("-"),
+                Some(r) => style.warn(&format!("reads like {r}{count}")),
+                None => style.warn(&format!("differs{count}")),
+            };
+            let who = if g.owners.is_empty() || g.pods.len() == 1 {
+                explain::list_names(&g.pods)
+            } else {
+                format!(
+                    "{} ({})",
+                    explain::list_names(&g.owners),
+                    explain::list_names(&g.pods)
+                )
+            };
+            table.row(vec![
+                g.pods.len().to_string(),
+                fits(g.fits),
+                g.reason.to_string(),
+                who,
+                said,
+            ]);
+        }
+        table.render(opts.width, false)
+    };
     let fitting = rows.iter().filter(|r| r.fits == Some(true)).count();
     let stuck = rows.iter().filter(|r| r.fits == Some(false)).count();
-    let _ = writeln!(
-        out,
-        "\n{} pending pod(s): {fitting} would be scheduled now, {stuck} fit no node{}",
+    let summary = format!(
+        "{} pending pod(s): {fitting} would be scheduled now, {stuck} fit no node{}",
         rows.len(),
         if rows
             .iter()
@@ -876,11 +1035,13 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
             ""
         }
     );
+    let width = if opts.wide { u16::MAX } else { opts.width };
+    let _ = writeln!(out, "\n{}", crate::term::prose(&summary, width, 2));
     if !opts.wide {
         let _ = writeln!(
             out,
             "{}",
-            style.dim("-o wide gives each pod's whole message")
+            style.dim("-o wide lists each pod with its owner and whole message")
         );
     }
     out

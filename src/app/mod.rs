@@ -1,11 +1,13 @@
 //! The commands: glue from flags to sources, the pipeline and renderers. Errors carry the exit
 //! code a script can rely on.
 
+mod compare;
 mod complete;
 mod explain;
 mod lease;
 mod plan;
 mod profiles;
+mod reads_like;
 mod render;
 mod resource;
 mod snapshot;

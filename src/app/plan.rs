@@ -16,7 +16,7 @@ use crate::model::intern::Str;
 use crate::model::node::{LABEL_HOSTNAME, Node};
 use crate::model::parse::{LoadOptions, Parse};
 use crate::plan::{self, daemonset, edit::Edit};
-use crate::source::file;
+use crate::source::{file, live};
 use anyhow::anyhow;
 use serde_json::Value;
 use std::sync::Arc;
@@ -153,6 +153,7 @@ pub fn whatif(
             "--replicas sets how many pods of -f to place: pass -f FILE"
         )));
     }
+    let drain = drain_options(&args.plan)?;
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
@@ -208,14 +209,14 @@ pub fn whatif(
     for (w, namespace) in &owners {
         w.register_owner(&mut cluster, *namespace);
     }
-    let request = plan::Request {
-        edits,
-        drain: drain_options(&args.plan),
-        workloads,
+    let request = || plan::Request {
+        edits: edits.clone(),
+        drain,
+        workloads: workloads.clone(),
         pending: None,
         seed: args.plan.seed,
     };
-    report(global, &fws, cluster, request)
+    report(global, &fws, &args.scheduler, cluster, &request)
 }
 
 /// `explain --all-pending` with changes: the pending pods (of `-n`'s namespace when given, those
@@ -227,6 +228,7 @@ pub fn all_pending(
     edits: Vec<Edit>,
     selected: plan::PodFilter,
 ) -> Outcome {
+    let drain = drain_options(&args.plan)?;
     let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
         global,
@@ -234,32 +236,57 @@ pub fn all_pending(
         release(&args.scheduler, source, &cluster)?,
     )?;
     let cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
-    let request = plan::Request {
-        edits,
-        drain: drain_options(&args.plan),
+    // The selection is asked once per run (twice with --compare-to).
+    let selected = std::rc::Rc::new(selected);
+    let request = || plan::Request {
+        edits: edits.clone(),
+        drain,
         workloads: Vec::new(),
-        pending: Some(selected),
+        pending: Some(Box::new({
+            let selected = selected.clone();
+            move |p: &crate::model::pod::Pod| selected(p)
+        })),
         seed: args.plan.seed,
     };
-    report(global, &fws, cluster, request)
+    report(global, &fws, &args.scheduler, cluster, &request)
 }
 
-fn drain_options(args: &PlanArgs) -> plan::drain::Options {
-    plan::drain::Options {
+fn drain_options(args: &PlanArgs) -> Result<plan::drain::Options, Failure> {
+    let timeout = match &args.drain_timeout {
+        Some(value) => live::parse_duration(value).map_err(|_| {
+            Failure::bad_input(anyhow!(
+                "invalid --drain-timeout {value:?}: use a duration such as 90s, 5m or 1h (0 retries for ever)"
+            ))
+        })?,
+        None => None,
+    };
+    Ok(plan::drain::Options {
         force: args.force,
         delete_emptydir_data: args.delete_emptydir_data,
-    }
+        timeout,
+    })
 }
 
-/// Runs the plan and prints its report; exit 1 unless it is safe.
+/// Runs the plan and prints its report; exit 1 unless it is safe. With `--compare-to`, runs it
+/// under both releases and prints what differs.
 fn report(
     global: &GlobalArgs,
     fws: &[Framework],
+    args: &cli::SchedulerArgs,
     cluster: Cluster,
-    request: plan::Request,
+    request: &dyn Fn() -> plan::Request,
 ) -> Outcome {
-    let seed = request.seed;
-    let plan = plan::run(fws, cluster, request).map_err(Failure::bad_input)?;
+    let seed = request().seed;
+    if let Some(others) = super::compare::other(global, args, fws[0].release)? {
+        let base = plan::run(fws, cluster.clone(), request()).map_err(Failure::bad_input)?;
+        let other = plan::run(&others, cluster, request()).map_err(Failure::bad_input)?;
+        return super::compare::plan(
+            global,
+            &plan::report::build(fws[0].release, seed, &base),
+            &plan::report::build(others[0].release, seed, &other),
+        );
+    }
+    let plan = plan::run(fws, cluster, request()).map_err(Failure::bad_input)?;
     let report = plan::report::build(fws[0].release, seed, &plan);
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,

@@ -2,37 +2,90 @@
 //! the release's defaults, and which profile serves a pod.
 
 use super::Failure;
+use super::render::warn;
 use super::source::Source;
 use crate::cli::{GlobalArgs, SchedulerArgs};
 use crate::framework::runner::Framework;
 use crate::model::cluster::Cluster;
 use crate::model::parse::LoadOptions;
 use crate::plugins::registry;
-use crate::release::{ReleaseChoice, ReleaseError};
-use crate::source::live;
+use crate::release::evidence::Evidence;
+use crate::release::gates::{GateError, Gates};
+use crate::release::{Release, ReleaseChoice, ReleaseError};
+use crate::source::{events, live};
 use anyhow::anyhow;
 
 /// The release to model: `--scheduler-version`, else the version the live server or the
-/// snapshot reports, else the newest modelled.
+/// snapshot reports, else what the dump's kubelets and FailedScheduling events point to; with
+/// `--feature-gates` read as that release's kube-scheduler reads them. An inferred release, its
+/// evidence and any warning are said on stderr.
 pub fn release(
     args: &SchedulerArgs,
     source: &Source,
     cluster: &Cluster,
 ) -> Result<ReleaseChoice, Failure> {
-    ReleaseChoice::choose(
+    let mut choice = ReleaseChoice::choose(
         args.scheduler_version.as_deref(),
         cluster.meta.server_version.as_deref(),
         matches!(source, Source::Live(_)),
+        evidence(cluster),
     )
     .map_err(|e| match e {
         ReleaseError::Unsupported(_) if args.scheduler_version.is_none() => {
-            Failure::bad_input(anyhow!(
-                "the cluster reports {}: {e}",
-                cluster.meta.server_version.as_deref().unwrap_or_default()
-            ))
+            let reported = match &cluster.meta.server_version {
+                Some(v) => format!("the cluster reports {v}"),
+                None => "the cluster's kubelets say so".to_string(),
+            };
+            Failure::bad_input(anyhow!("{reported}: {e}"))
         }
         e => Failure::bad_input(e),
-    })
+    })?;
+    choice.gates = gates(args, choice.release)?;
+    match (choice.inferred(), choice.warning()) {
+        (true, Some(w)) => warn(&format!("{}: {w}", choice.describe())),
+        (true, None) => eprintln!("note: {}", crate::term::escape(&choice.describe())),
+        (false, Some(w)) => warn(&w),
+        (false, None) => {}
+    }
+    Ok(choice)
+}
+
+/// The gates in force for `release`: `--feature-gates` as its kube-scheduler reads them (its
+/// warnings said), and only gates whose effect is modelled (a note for those that cannot change
+/// the answer).
+pub fn gates(args: &SchedulerArgs, release: Release) -> Result<Gates, Failure> {
+    let flag = |e: GateError| {
+        Failure::bad_input(anyhow!(
+            "--feature-gates {:?}: {e}",
+            args.feature_gates.join(",")
+        ))
+    };
+    let (gates, warnings) = Gates::parse(release, &args.feature_gates).map_err(flag)?;
+    for w in warnings {
+        warn(&format!("kube-scheduler {release} logs: {w}"));
+    }
+    for note in gates.modelled().map_err(flag)? {
+        warn(&note);
+    }
+    Ok(gates)
+}
+
+/// What the cluster says of its release: its nodes' kubelet versions, and its FailedScheduling
+/// messages, oldest first.
+fn evidence(cluster: &Cluster) -> Evidence {
+    let mut failed: Vec<_> = cluster
+        .events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some(events::FAILED_SCHEDULING))
+        .collect();
+    failed.sort_by_key(|e| events::last_seen(e));
+    Evidence::read(
+        cluster
+            .nodes
+            .iter()
+            .filter_map(|n| n.kubelet_version.map(|v| v.as_str())),
+        failed.iter().filter_map(|e| e.message.as_deref()),
+    )
 }
 
 /// How the cluster is parsed: with `--call-extenders`, nodes and pods keep their API objects,
@@ -50,6 +103,25 @@ pub fn frameworks(
     args: &SchedulerArgs,
     release: ReleaseChoice,
 ) -> Result<Vec<Framework>, Failure> {
+    build_frameworks(global, args, release, true)
+}
+
+/// The same profiles under another release, for a comparison: what `frameworks` warned of is
+/// not said again.
+pub fn frameworks_of(
+    global: &GlobalArgs,
+    args: &SchedulerArgs,
+    release: ReleaseChoice,
+) -> Result<Vec<Framework>, Failure> {
+    build_frameworks(global, args, release, false)
+}
+
+fn build_frameworks(
+    global: &GlobalArgs,
+    args: &SchedulerArgs,
+    release: ReleaseChoice,
+    say: bool,
+) -> Result<Vec<Framework>, Failure> {
     let mut fws = match &args.config {
         None => vec![registry::default_framework(release)],
         Some(path) if path == std::path::Path::new("-") => {
@@ -58,15 +130,15 @@ pub fn frameworks(
             )));
         }
         Some(path) => {
-            let cfg = crate::config::load(path, release.release).map_err(Failure::bad_input)?;
+            let cfg = crate::config::load(path, release).map_err(Failure::bad_input)?;
             registry::frameworks(&cfg, release).map_err(|e| Failure::bad_input(e.at(path)))?
         }
     };
     // Every profile has the configuration's extenders.
     let extenders = fws.first().map(|f| f.extenders.clone()).unwrap_or_default();
     let clients = if !args.call_extenders {
-        if !extenders.is_empty() {
-            super::render::warn(&format!(
+        if !extenders.is_empty() && say {
+            warn(&format!(
                 "the configuration has {} scheduler extender(s), not called without --call-extenders: kube-scheduler's answer may differ",
                 extenders.len()
             ));

@@ -1,5 +1,6 @@
 //! `whatif -f FILE`: where would this pod go — or these replicas, one after another?
 
+use super::compare;
 use super::plan;
 use super::profiles::{frameworks, load_options, profile_for, release};
 use super::render::{print_structured, print_text, table_options};
@@ -8,6 +9,8 @@ use super::workload::load_pod;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, NodesArgs, NodesShown, Output, SuggestArgs, WhatifArgs};
 use crate::explain;
+use crate::framework::runner::Framework;
+use crate::framework::schedule_one::CycleResult;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
@@ -71,6 +74,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     )?;
     let fw = profile_for(&fws, &pod.scheduler_name)
         .map_err(|f| Failure::bad_input(anyhow!("{display}: {}", f.error)))?;
+    let others = compare::other(global, &args.scheduler, fw.release)?;
     let replicas = if args.max {
         Some(args.limit)
     } else {
@@ -90,7 +94,10 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let Some(replicas) = replicas else {
         let snapshot = Snapshot::new(cluster.clone(), None);
         let result = fw.schedule(&snapshot, &pod);
-        let explanation = explain::build(fw, &snapshot, &pod, &result);
+        let explanation = explanation(global, &args.nodes, fw, &snapshot, &pod, &result);
+        if let Some(others) = &others {
+            return compare::pod(global, others, &snapshot, &pod, &explanation);
+        }
         let suggestions = suggestions(
             &suggest::Problem {
                 fws: &fws,
@@ -112,27 +119,36 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     };
     let mut cluster = Arc::try_unwrap(cluster).unwrap_or_else(|shared| (*shared).clone());
     workload.register_owner(&mut cluster, pod.namespace);
-    let mut snapshot = Snapshot::new(Arc::new(cluster), None);
+    let cluster = Arc::new(cluster);
     // `--max` stops at the first replica that fits nowhere, or at `--limit`: a node that takes
     // a billion pods of this shape would otherwise be filled one by one.
     let limit = if args.max {
-        replicas.min(max_replicas(&snapshot))
+        replicas.min(max_replicas(&Snapshot::new(cluster.clone(), None)))
     } else {
         replicas
     };
-    let mut progress = Progress::new();
-    let seq =
-        sequence::place_reporting(fw, &mut snapshot, &pod, limit, &mut |n| progress.placed(n));
-    progress.done();
-    let report = explain::placement::build(
-        fw.release,
-        &snapshot,
-        &pod,
-        workload.description.as_deref(),
-        (!args.max).then_some(replicas),
-        args.max.then_some(args.limit),
-        &seq,
-    );
+    // Up to `limit` replicas placed by `fw`: the report, and the cluster they leave.
+    let place = |fw: &Framework, limit: usize| {
+        let mut snapshot = Snapshot::new(cluster.clone(), None);
+        let mut progress = Progress::new();
+        let seq =
+            sequence::place_reporting(fw, &mut snapshot, &pod, limit, &mut |n| progress.placed(n));
+        progress.done();
+        let report = explain::placement::build(
+            fw.release,
+            &snapshot,
+            &pod,
+            workload.description.as_deref(),
+            (!args.max).then_some(replicas),
+            args.max.then_some(args.limit),
+            &seq,
+        );
+        (report, snapshot)
+    };
+    if let Some(others) = &others {
+        return compare::placements(global, others, &place, (fw, &pod, limit));
+    }
+    let (report, _) = place(fw, limit);
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
         Output::Table | Output::Wide => print_text(
@@ -197,6 +213,28 @@ fn max_replicas(snapshot: &Snapshot) -> usize {
         .map(|n| n.allocatable().allowed_pods.max(0) as usize)
         .sum::<usize>()
         + 1
+}
+
+/// A pod's explanation with the inputs behind the scores it will show: every feasible node's in
+/// JSON and YAML, the `--node` one's in a table, none otherwise.
+pub fn explanation(
+    global: &GlobalArgs,
+    nodes: &NodesArgs,
+    fw: &Framework,
+    snapshot: &Snapshot,
+    pod: &Pod,
+    result: &CycleResult,
+) -> explain::Explanation {
+    let mut e = explain::build(fw, snapshot, pod, result);
+    let only = match global.output {
+        Output::Json | Output::Yaml => None,
+        Output::Table | Output::Wide => match nodes.node.as_deref() {
+            Some(name) => Some(name),
+            None => return e,
+        },
+    };
+    explain::add_score_inputs(&mut e, fw, snapshot, pod, result, only);
+    e
 }
 
 /// "What would make it fit", for a pod that fits nowhere or only by preemption, unless

@@ -12,7 +12,7 @@ pub mod profile;
 mod v1;
 mod validation;
 
-use crate::release::Release;
+use crate::release::ReleaseChoice;
 use args::{Args, DecodeError};
 use extender::ExtenderConfig;
 use node::Node;
@@ -40,7 +40,7 @@ pub enum ConfigError {
 }
 
 /// Reads a configuration file, as the release's kube-scheduler would.
-pub fn load(path: &std::path::Path, release: Release) -> Result<Configuration, ConfigError> {
+pub fn load(path: &std::path::Path, release: ReleaseChoice) -> Result<Configuration, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.display().to_string(),
         source,
@@ -96,10 +96,11 @@ pub struct Profile {
 }
 
 /// A configuration's text, as kube-scheduler of `release` reads it.
-pub fn from_text(text: &str, release: Release) -> Result<Configuration, Failure> {
+pub fn from_text(text: &str, release: ReleaseChoice) -> Result<Configuration, Failure> {
     let doc = node::parse(text).map_err(Failure::Syntax)?;
     let (cfg, profiles) = decode_and_default(text, &doc, release).map_err(Failure::Rejected)?;
-    let errs = validation::validate(&cfg, &profiles, &release.features());
+    let features = release.features();
+    let errs = validation::validate(&cfg, &profiles, &features);
     if !errs.is_empty() {
         return Err(Failure::Rejected(crate::model::field::aggregate(&errs)));
     }
@@ -115,7 +116,7 @@ pub fn from_text(text: &str, release: Release) -> Result<Configuration, Failure>
 fn decode_and_default(
     text: &str,
     doc: &Node,
-    release: Release,
+    release: ReleaseChoice,
 ) -> Result<(v1::Configuration, Vec<Profile>), String> {
     let field = |key: &str| match doc {
         Node::Map(entries) => {

@@ -1,7 +1,7 @@
 //! A profile's plugins as the configuration gives them (`config.Plugins`, `PluginSet`,
 //! `Plugin`), and the release's default plugins (`getDefaultPlugins`).
 
-use crate::release::{Features, Release};
+use crate::release::{Features, ReleaseChoice};
 use std::collections::BTreeSet;
 
 /// The extension points a profile configures one by one (`Plugins` without `multiPoint`).
@@ -142,7 +142,7 @@ fn default_multi_point(features: &Features) -> Vec<(&'static str, Option<i32>)> 
 }
 
 /// The release's default plugins as a profile's `plugins`.
-pub fn default_plugins(release: Release) -> ProfilePlugins {
+pub fn default_plugins(release: ReleaseChoice) -> ProfilePlugins {
     ProfilePlugins {
         multi_point: PluginSet {
             enabled: default_multi_point(&release.features())

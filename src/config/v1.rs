@@ -7,7 +7,7 @@ use super::extender::{ExtenderConfig, ManagedResource, TlsConfig};
 use super::node::Node;
 use super::profile::{self, ExtensionPoint, PluginRef, PluginSet, ProfilePlugins};
 use crate::model::pod::DEFAULT_SCHEDULER_NAME;
-use crate::release::Release;
+use crate::release::ReleaseChoice;
 
 pub const GROUP_VERSION: &str = "kubescheduler.config.k8s.io/v1";
 pub const KIND: &str = "KubeSchedulerConfiguration";
@@ -288,7 +288,10 @@ fn merge_plugin_set(default: &PluginSet, custom: &PluginSet) -> PluginSet {
 }
 
 /// `mergePlugins` with the release's default plugins.
-pub fn merge_with_defaults(custom: Option<&ProfilePlugins>, release: Release) -> ProfilePlugins {
+pub fn merge_with_defaults(
+    custom: Option<&ProfilePlugins>,
+    release: ReleaseChoice,
+) -> ProfilePlugins {
     let mut merged = profile::default_plugins(release);
     if let Some(custom) = custom {
         merged.multi_point = merge_plugin_set(&merged.multi_point, &custom.multi_point);
@@ -303,7 +306,7 @@ const NS: i64 = 1_000_000_000;
 
 impl Configuration {
     /// `SetDefaults_KubeSchedulerConfiguration`, less the per-profile plugin arguments.
-    pub fn set_defaults(&mut self, release: Release) {
+    pub fn set_defaults(&mut self, release: ReleaseChoice) {
         self.parallelism.get_or_insert(16);
         if self.profiles.is_empty() {
             self.profiles.push(Profile::default());
@@ -379,7 +382,7 @@ mod tests {
     #[test]
     fn defaults_name_a_single_profile_only() {
         let mut one = Configuration::default();
-        one.set_defaults(Release::OLDEST);
+        one.set_defaults(crate::release::Release::OLDEST.into());
         assert_eq!(
             one.profiles[0].scheduler_name.as_deref(),
             Some("default-scheduler")
@@ -390,7 +393,7 @@ mod tests {
             profiles: vec![Profile::default(), Profile::default()],
             ..Configuration::default()
         };
-        two.set_defaults(Release::OLDEST);
+        two.set_defaults(crate::release::Release::OLDEST.into());
         assert!(two.profiles.iter().all(|p| p.scheduler_name.is_none()));
     }
 }

@@ -304,7 +304,7 @@ pub fn aggregate<'a>(facts: impl Iterator<Item = &'a FactExplanation>) -> String
         })
         .collect();
     // Most frequent first; equally frequent in the order met (nodes by name).
-    distinct.sort_by(|a, b| b.1.cmp(&a.1));
+    distinct.sort_by_key(|d| std::cmp::Reverse(d.1));
     let more = distinct.len().saturating_sub(SHOWN);
     parts.extend(
         distinct

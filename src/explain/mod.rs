@@ -253,12 +253,42 @@ fn plugin_status(s: &Status) -> PluginStatus {
     }
 }
 
-pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) -> Explanation {
-    let name_of = |i: usize| snapshot.nodes[i].name();
+/// The inputs behind the scores of the feasible nodes (`nodes[].scoreInputs`), of every one or
+/// of the one named: computed only for what is shown (the JSON, `--node`), as each takes every
+/// Score plugin over again.
+pub fn add_score_inputs(
+    e: &mut Explanation,
+    fw: &Framework,
+    snapshot: &Snapshot,
+    pod: &Pod,
+    r: &CycleResult,
+    only: Option<&str>,
+) {
+    let Some(state) = &r.state else {
+        return;
+    };
     let cx = Cx {
         explain: true,
         ..Cx::new(pod, snapshot)
     };
+    for n in e.nodes.iter_mut().filter(|n| n.feasible) {
+        if only.is_some_and(|name| name != n.name.as_str()) {
+            continue;
+        }
+        let Some(ni) = snapshot.node_index(n.name).map(|i| &snapshot.nodes[i]) else {
+            continue;
+        };
+        n.score_inputs = fw
+            .score_inputs(&cx, state, ni)
+            .into_iter()
+            .map(|(plugin, raw, inputs)| (plugin, ScoreInputsExplanation { raw, inputs }))
+            .collect();
+    }
+}
+
+pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) -> Explanation {
+    let name_of = |i: usize| snapshot.nodes[i].name();
+    let cx = Cx::new(pod, snapshot);
     // Node index → its scores, for the feasible nodes.
     let mut score_of: Vec<Option<&crate::framework::runner::NodeScores>> =
         vec![None; snapshot.num_nodes()];
@@ -326,15 +356,6 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                     if let Some(scores) = score_of[i] {
                         e.scores = scores.by_plugin.iter().copied().collect();
                         e.total = Some(scores.total);
-                    }
-                    if let Some(state) = &r.state {
-                        e.score_inputs = fw
-                            .score_inputs(&cx, state, ni)
-                            .into_iter()
-                            .map(|(plugin, raw, inputs)| {
-                                (plugin, ScoreInputsExplanation { raw, inputs })
-                            })
-                            .collect();
                     }
                 }
                 // The nominated node passed first: kube-scheduler filtered no other node.

@@ -134,7 +134,7 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         style.bold(&r.pod),
         r.priority,
         r.num_nodes,
-        style.dim(&r.scheduler.describe())
+        r.scheduler.header(style, opts.width)
     );
     let mut t = Table::new(vec![
         Column::new("REPLICA", Fit::Keep),

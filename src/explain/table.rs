@@ -77,7 +77,7 @@ fn header(e: &Explanation, opts: TableOptions) -> String {
     format!(
         "{}\n{}\n",
         prose(&pod, opts.width, 2),
-        style.dim(&prose(&e.scheduler.describe(), opts.width, 2))
+        e.scheduler.header(style, opts.width)
     )
 }
 
@@ -242,6 +242,9 @@ fn verdict_line(e: &Explanation, opts: TableOptions, out: &mut String) {
     }
 }
 
+/// A group of rejected nodes: the first failing plugin (none for PreFilter) and one reason.
+type GroupKey<'a> = (Option<&'a str>, &'a str);
+
 /// The best feasible nodes, then the rejected ones grouped by first failing plugin and reason
 /// with their facts aggregated.
 fn grouped(e: &Explanation, opts: TableOptions, out: &mut String) {
@@ -277,7 +280,7 @@ fn grouped(e: &Explanation, opts: TableOptions, out: &mut String) {
         out.push('\n');
     }
     // Groups in order of first appearance (nodes by name), each with the nodes' indices.
-    let mut groups: Vec<((Option<&str>, &str), Vec<usize>)> = Vec::new();
+    let mut groups: Vec<(GroupKey, Vec<usize>)> = Vec::new();
     let mut not_tried = 0;
     for (i, n) in e.nodes.iter().enumerate().filter(|(_, n)| !n.feasible) {
         if n.reasons.is_empty() {
@@ -293,7 +296,7 @@ fn grouped(e: &Explanation, opts: TableOptions, out: &mut String) {
         }
     }
     if !groups.is_empty() {
-        groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
+        groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
         let mut t = Table::new(vec![
             Column::new("NODES", Fit::Keep).right(),
             Column::new("REJECTED BY: REASON, WITH THE FACTS", Fit::Wrap { min: 30 }),

@@ -186,7 +186,7 @@ pub fn build(
     let mut fw = Framework {
         profile: scheduler_name.to_string(),
         release,
-        features: release.release.features(),
+        features: release.features(),
         plugins: Vec::new(),
         pre_enqueue: Vec::new(),
         pre_filter: Vec::new(),

@@ -77,6 +77,18 @@ impl FeatureSet {
         set
     }
 
+    /// The set a release whose registry infers no user namespace with host networking for
+    /// scheduling sees (1.35: the feature came in 1.36).
+    pub fn without_user_namespaces_host_network(self) -> FeatureSet {
+        match REGISTERED
+            .iter()
+            .position(|r| *r == USER_NAMESPACES_HOST_NETWORK)
+        {
+            Some(i) => FeatureSet(self.0 & !(1 << i)),
+            None => self,
+        }
+    }
+
     /// The features' names, in registry order.
     pub fn names(self) -> Vec<&'static str> {
         REGISTERED

@@ -35,6 +35,8 @@ pub struct Node {
     pub ready: Option<bool>,
     /// `status.declaredFeatures`, as NodeDeclaredFeatures reads it.
     pub declared_features: FeatureSet,
+    /// `status.nodeInfo.kubeletVersion`: what a dump says of the cluster's release.
+    pub kubelet_version: Option<Str>,
     /// The API object, when extenders will be sent it (`api_object::keep`).
     pub api_object: Option<ApiObject>,
 }
@@ -126,6 +128,11 @@ impl Node {
                     .and_then(|s| s.declared_features.as_deref())
                     .unwrap_or_default(),
             ),
+            kubelet_version: status
+                .and_then(|s| s.node_info.as_ref())
+                .map(|i| i.kubelet_version.as_str())
+                .filter(|v| !v.is_empty())
+                .map(|v| strings.intern(v)),
             api_object: api_object::kept(n, parse),
         })
     }

@@ -15,6 +15,19 @@ const UNSATISFIED: &str = "node(s) didn't match Pod's required features";
 pub struct NodeDeclaredFeatures {
     /// The NodeDeclaredFeatures gate.
     pub enabled: bool,
+    /// The feature registry infers UserNamespacesHostNetworkSupport for scheduling (1.36).
+    pub infers_user_namespaces: bool,
+}
+
+impl NodeDeclaredFeatures {
+    fn required(&self, cx: &Cx) -> crate::model::declared_features::FeatureSet {
+        let required = cx.pod.required_features;
+        if self.infers_user_namespaces {
+            required
+        } else {
+            required.without_user_namespaces_host_network()
+        }
+    }
 }
 
 impl Plugin for NodeDeclaredFeatures {
@@ -27,14 +40,14 @@ impl Plugin for NodeDeclaredFeatures {
     }
 
     fn pre_filter(&self, cx: &Cx, _state: &mut CycleState) -> (Status, PreFilterNodes) {
-        if !self.enabled || cx.pod.required_features.is_empty() {
+        if !self.enabled || self.required(cx).is_empty() {
             return (Status::skip(), None);
         }
         (Status::success(), None)
     }
 
     fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
-        let (required, declared) = (cx.pod.required_features, node.node.declared_features);
+        let (required, declared) = (self.required(cx), node.node.declared_features);
         if !self.enabled || required.is_subset(declared) {
             return Status::success();
         }
@@ -73,6 +86,30 @@ mod tests {
             let e = explain_as(Release::parse(older).unwrap(), c.clone(), p.clone());
             assert_eq!(e.feasible.len(), 2, "{older}");
         }
+        // 1.35 with the gate on: the plugin filters, but its registry knows restart rules only.
+        let (gates, _) = crate::release::gates::Gates::parse(
+            Release::parse("1.35").unwrap(),
+            &["NodeDeclaredFeatures=true".into()],
+        )
+        .unwrap();
+        let v135 = crate::release::ReleaseChoice {
+            gates,
+            ..Release::parse("1.35").unwrap().into()
+        };
+        let fw = crate::plugins::registry::default_framework(v135);
+        let snapshot = crate::framework::snapshot::Snapshot::new(c.clone(), None);
+        let parsed = |v: serde_json::Value| {
+            let strings = crate::model::intern::Interner::new();
+            let parse = crate::model::parse::Parse::new(&strings);
+            crate::model::pod::Pod::from_k8s(&serde_json::from_value(v).unwrap(), &parse).unwrap()
+        };
+        let restart = parsed(p.clone());
+        assert_eq!(fw.schedule(&snapshot, &restart).feasible.len(), 1);
+        let mut userns = pod("ns/u", None, "1", 0, json!({}));
+        userns["spec"]["hostNetwork"] = json!(true);
+        userns["spec"]["hostUsers"] = json!(false);
+        let userns = parsed(userns);
+        assert_eq!(fw.schedule(&snapshot, &userns).feasible.len(), 2);
         // A pod without requirements never meets the plugin.
         let plain = pod("ns/q", None, "1", 0, json!({}));
         assert_eq!(explain_as(v136, c, plain).feasible.len(), 2);

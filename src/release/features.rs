@@ -3,8 +3,9 @@
 //! framework receive it when they are built, as upstream's plugin factories do.
 
 use super::Release;
+use super::gates::Gates;
 
-/// Every field is what the release does by default; kubectl-sched models default gates only.
+/// What the release does: its gates (the release's defaults, or `--feature-gates`) and its code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Features {
     // Feature gates, by their upstream names.
@@ -39,6 +40,9 @@ pub struct Features {
     // is refused).
     /// NodeDeclaredFeatures (1.35).
     pub node_declared_features_registered: bool,
+    /// Its feature registry infers that a pod with host networking in a user namespace needs
+    /// UserNamespacesHostNetworkSupport (1.36); 1.35's infers restart rules only.
+    pub node_declared_features_infers_user_namespaces: bool,
 
     // Code changes without a gate.
     /// TaintToleration's reason no longer names the taint: "node(s) had untolerated taint(s)"
@@ -102,6 +106,7 @@ impl Features {
             enable_volume_limit_scaling: since(37),
             enable_node_declared_features: since(36),
             node_declared_features_registered: since(35),
+            node_declared_features_infers_user_namespaces: since(36),
             untolerated_taint_reason_without_taint: release.at_least(34, 2),
             dynamic_resources_scores: since(35),
             balanced_allocation_scores_improvement: since(36),
@@ -118,5 +123,51 @@ impl Features {
             dra_score_handles_allocated_claims: release.at_least(36, 2),
             dra_not_owner_message_capitalised: since(36),
         }
+    }
+
+    /// The release's switches with the gates in force: each gate `gates::MODELLED` names sets its
+    /// field (a gate the release does not have is off, as `of` has it).
+    pub fn with_gates(release: Release, gates: &Gates) -> Features {
+        let on = |name: &str| gates.is_on(name);
+        Features {
+            enable_dra_prioritized_list: on("DRAPrioritizedList"),
+            enable_dra_admin_access: on("DRAAdminAccess"),
+            enable_dra_consumable_capacity: on("DRAConsumableCapacity"),
+            enable_dra_device_taints: on("DRADeviceTaints"),
+            enable_dra_device_binding_conditions: on("DRADeviceBindingConditions"),
+            enable_dra_partitionable_devices: on("DRAPartitionableDevices"),
+            enable_dra_extended_resource: on("DRAExtendedResource"),
+            enable_dra_resource_claim_device_status: on("DRAResourceClaimDeviceStatus"),
+            enable_dra_scheduler_filter_timeout: on("DRASchedulerFilterTimeout"),
+            enable_storage_capacity_scoring: on("StorageCapacityScoring"),
+            enable_volume_limit_scaling: on("VolumeLimitScaling"),
+            enable_node_declared_features: on("NodeDeclaredFeatures"),
+            ..Features::of(release)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_gates_are_the_releases_switches() {
+        for release in Release::all_modelled() {
+            assert_eq!(
+                Features::with_gates(release, &Gates::defaults(release)),
+                Features::of(release),
+                "{release}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_gate_sets_its_switch() {
+        let release = Release::parse("1.35").unwrap();
+        let (gates, _) = Gates::parse(release, &["NodeDeclaredFeatures=true".into()]).unwrap();
+        let f = Features::with_gates(release, &gates);
+        assert!(f.enable_node_declared_features && f.node_declared_features_registered);
+        assert!(!Features::of(release).enable_node_declared_features);
     }
 }

@@ -101,6 +101,7 @@ pub fn new_plugin(
         node_declared_features::NAME if features.node_declared_features_registered => {
             Arc::new(node_declared_features::NodeDeclaredFeatures {
                 enabled: features.enable_node_declared_features,
+                infers_user_namespaces: features.node_declared_features_infers_user_namespaces,
             })
         }
         _ => return None,
@@ -246,7 +247,7 @@ fn apply(
 /// `scheduler.New`: extenders, then `profile.NewMap`: one framework per profile, each with the
 /// configuration's extenders.
 pub fn frameworks(cfg: &Configuration, release: ReleaseChoice) -> Result<Vec<Framework>, Failure> {
-    let features = release.release.features();
+    let features = release.features();
     // The strings of the plugins' arguments (added node affinity).
     let strings = Interner::new();
     let mut profiles = cfg.profiles.clone();
@@ -328,10 +329,10 @@ pub fn frameworks(cfg: &Configuration, release: ReleaseChoice) -> Result<Vec<Fra
 /// The release's default profile.
 pub fn default_framework(release: ReleaseChoice) -> Framework {
     let args = PluginArgs::default();
-    let features = release.release.features();
+    let features = release.features();
     profile::build(
         DEFAULT_SCHEDULER_NAME,
-        &default_plugins(release.release),
+        &default_plugins(release),
         None,
         release,
         &mut |name, slots| Ok(new_plugin(name, &args, &features, slots)),

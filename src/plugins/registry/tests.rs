@@ -13,7 +13,7 @@ struct Loaded {
 }
 
 fn from_text(text: &str, release: ReleaseChoice) -> Result<Loaded, Failure> {
-    let cfg = config::from_text(text, release.release)?;
+    let cfg = config::from_text(text, release)?;
     Ok(Loaded {
         frameworks: super::frameworks(&cfg, release)?,
     })
@@ -54,7 +54,7 @@ fn scores(fw: &Framework) -> Vec<(&'static str, i64)> {
 
 /// The plugin arguments of every profile, as the frameworks get them.
 fn plugin_args(body: &str) -> Vec<PluginArgs> {
-    let cfg = config::from_text(&format!("{HEADER}{body}"), Release::OLDEST).unwrap();
+    let cfg = config::from_text(&format!("{HEADER}{body}"), Release::OLDEST.into()).unwrap();
     cfg.profiles
         .iter()
         .map(|p| {
