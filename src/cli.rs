@@ -86,6 +86,9 @@ pub struct GlobalArgs {
     /// Output format
     #[arg(help_heading = OUTPUT, short = 'o', long, global = true, value_enum, default_value_t = Output::Table)]
     pub output: Output,
+    /// Print tables without their column-header line (as kubectl get --no-headers)
+    #[arg(help_heading = OUTPUT, long, global = true)]
+    pub no_headers: bool,
     /// When to use colours (NO_COLOR in the environment also turns them off)
     #[arg(help_heading = OUTPUT, long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -115,6 +118,9 @@ pub enum Output {
     Wide,
     Json,
     Yaml,
+    /// One TYPE/NAME line per object (as kubectl get -o name): the chosen node of a pod, each
+    /// pending pod, each lease
+    Name,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -785,8 +791,7 @@ pub fn kubectl_flag_tip(command: &str, arg: &str, plugin: Option<&str>) -> Optio
             "-f is not supported by {me}: it explains pods in the cluster; {} -f FILE places the pod or workload of a manifest",
             sibling("whatif")
         ),
-        "--no-headers"
-        | "--show-labels"
+        "--show-labels"
         | "-L"
         | "--label-columns"
         | "--sort-by"

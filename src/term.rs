@@ -133,6 +133,18 @@ pub struct TableOptions {
     pub wide: bool,
     pub width: u16,
     pub style: Style,
+    /// The column-header line; `--no-headers` turns it off, as on kubectl get.
+    pub headers: bool,
+}
+
+impl TableOptions {
+    /// These options for a table that is never widened by `-o wide` (it has no wide columns).
+    pub fn narrow(self) -> TableOptions {
+        TableOptions {
+            wide: false,
+            ..self
+        }
+    }
 }
 
 /// Whether a terminal shows `c` as itself. Newlines are the layout's; every other control,
@@ -331,8 +343,15 @@ impl Table {
     }
 
     /// The table within `width` columns if it can be: `Wrap` and `Cut` columns give way, widest
-    /// first, down to their minimum. With `wide`, nothing is cut.
-    pub fn render(&self, columns: u16, wide: bool) -> String {
+    /// first, down to their minimum. With `wide`, nothing is cut. Without `headers`, the rows are
+    /// laid out as with them, so that the output is the headed table's less its header lines.
+    pub fn render(&self, opts: TableOptions) -> String {
+        let TableOptions {
+            width: columns,
+            wide,
+            headers,
+            ..
+        } = opts;
         let n = self.columns.len();
         let natural: Vec<usize> = (0..n)
             .map(|i| {
@@ -356,7 +375,8 @@ impl Table {
         let widths = fit_widths(&natural, &(0..n).map(floor).collect::<Vec<_>>(), budget);
         let mut out = String::new();
         let header: Vec<String> = self.columns.iter().map(|c| c.header.clone()).collect();
-        for cells in std::iter::once(&header).chain(&self.rows) {
+        let header = headers.then_some(&header);
+        for cells in header.into_iter().chain(&self.rows) {
             let laid: Vec<Vec<String>> = cells
                 .iter()
                 .zip(&self.columns)
@@ -735,6 +755,34 @@ mod tests {
         }
     }
 
+    fn at(width: u16, wide: bool) -> TableOptions {
+        TableOptions {
+            wide,
+            width,
+            style: Style { color: false },
+            headers: true,
+        }
+    }
+
+    #[test]
+    fn without_headers_the_rows_are_laid_out_as_under_them() {
+        let t = table(&[["worker-a1", "NodeResourcesFit: Insufficient cpu", "7"]]);
+        for width in [20, 80] {
+            let headed = t.render(at(width, false));
+            let headless = t.render(TableOptions {
+                headers: false,
+                ..at(width, false)
+            });
+            let header_lines = headed
+                .lines()
+                .take_while(|l| !l.contains("worker-a1"))
+                .count();
+            assert!(header_lines >= 1, "{headed}");
+            let rest: Vec<&str> = headed.lines().skip(header_lines).collect();
+            assert_eq!(headless.lines().collect::<Vec<_>>(), rest, "{width}");
+        }
+    }
+
     fn table(rows: &[[&str; 3]]) -> Table {
         let mut t = Table::new(vec![
             Column::new("NAME", Fit::Keep),
@@ -757,21 +805,21 @@ mod tests {
             ],
             ["n2", "", "100"],
         ]);
-        let shown = t.render(40, false);
+        let shown = t.render(at(40, false));
         assert_eq!(
             shown,
             " NAME       REASON                 SCORE\n worker-a1  node(s) had                7\n            untolerated taint\n            {node-role.\n            kubernetes.io/\n            control-plane: }\n n2                                  100\n"
         );
         assert!(shown.lines().all(|l| !l.ends_with(' ') && width(l) <= 40));
         // Wide enough: one line per row.
-        assert_eq!(t.render(200, false).lines().count(), 3);
+        assert_eq!(t.render(at(200, false)).lines().count(), 3);
     }
 
     #[test]
     fn a_narrow_terminal_gets_a_useful_minimum_not_one_letter_per_line() {
         let t = table(&[["worker-a1", "NodeResourcesFit: Insufficient cpu", "7"]]);
         for width in [0, 1, 20] {
-            let shown = t.render(width, false);
+            let shown = t.render(at(width, false));
             assert!(shown.lines().count() <= 5, "{width}:\n{shown}");
             assert!(
                 shown.contains("worker-a1") && shown.contains("NAME"),
@@ -791,11 +839,11 @@ mod tests {
             "ingress-nginx-controller-6c9f7d-x2x8k".into(),
         ]);
         assert_eq!(
-            t.render(30, false),
+            t.render(at(30, false)),
             " NAME            HOLDER\n kube-scheduler  ingress-ngin…\n"
         );
         assert!(
-            t.render(30, true)
+            t.render(at(30, true))
                 .contains("ingress-nginx-controller-6c9f7d-x2x8k")
         );
     }
@@ -808,7 +856,7 @@ mod tests {
         ]);
         t.row(vec!["x\x1by".into(), "z".into()]);
         t.row(vec!["long-name".into(), "z".into()]);
-        let shown = finish(&t.render(80, false), false);
+        let shown = finish(&t.render(at(80, false)), false);
         assert_eq!(shown, " A          B\n x\\x1by     z\n long-name  z\n");
     }
 

@@ -3,7 +3,7 @@
 //! differ.
 
 use super::profiles::{frameworks_of, profile_for};
-use super::render::{print_structured, print_text, table_options};
+use super::render::{print_structured, print_text, refuse_names, table_options};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{GlobalArgs, Output, SchedulerArgs};
 use crate::compare::pod::PodComparison;
@@ -30,6 +30,7 @@ pub fn other(
     let Some(text) = &args.compare_to else {
         return Ok(None);
     };
+    refuse_names(global, "--compare-to (a comparison of two releases)")?;
     let release = Release::parse(text)
         .map_err(|e| Failure::bad_input(anyhow!("--compare-to {text:?}: {e}")))?;
     if release == base.release {
@@ -65,7 +66,7 @@ fn print<T: Serialize>(
 ) -> Result<(), Failure> {
     match global.output {
         Output::Json | Output::Yaml => print_structured(value, global.output),
-        Output::Table | Output::Wide => {
+        Output::Table | Output::Wide | Output::Name => {
             print_text(global, &text());
             Ok(())
         }

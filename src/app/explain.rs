@@ -7,10 +7,10 @@
 use super::compare;
 use super::profiles::{frameworks, load_options, profile_for, release};
 use super::reads_like::OtherReleases;
-use super::render::{print_structured, print_text, table_options};
+use super::render::{print_names, print_structured, print_text, table_options};
 use super::resource;
 use super::source::Source;
-use super::whatif::{explanation, render, suggestions, without_replaced};
+use super::whatif::{explanation, print_chosen_node, render, suggestions, without_replaced};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};
 use crate::explain::{self, Explanation};
@@ -250,6 +250,7 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
             },
             global.output,
         )?,
+        Output::Name => print_chosen_node(&explanation),
         Output::Table | Output::Wide => {
             render(global, &args.nodes, &explanation, suggestions.as_ref())?;
             // Events are expected from a live cluster and from snapshots this tool wrote.
@@ -696,6 +697,11 @@ fn all_pending_pods(
             },
             global.output,
         )?,
+        Output::Name => print_pod_names(
+            pending_groups(&rows)
+                .iter()
+                .flat_map(|g| g.pods.iter().copied()),
+        ),
         Output::Table | Output::Wide => {
             let opts = table_options(global);
             let header = release.header(opts.style, opts.width);
@@ -848,6 +854,12 @@ fn workload(
     let stuck = report.groups.iter().any(|g| g.fits == Some(false));
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
+        Output::Name => print_pod_names(
+            report
+                .groups
+                .iter()
+                .flat_map(|g| g.pods.iter().map(String::as_str)),
+        ),
         Output::Table | Output::Wide => {
             print_text(
                 global,
@@ -860,6 +872,15 @@ fn workload(
         }
     }
     Ok(if stuck { EXIT_UNSCHEDULABLE } else { EXIT_FITS })
+}
+
+/// `-o name` for pending pods, given as `namespace/name`: `pod/NAME`, without the namespace as
+/// kubectl get -A -o name prints them.
+fn print_pod_names<'a>(keys: impl Iterator<Item = &'a str>) {
+    print_names(
+        "pod",
+        keys.map(|k| k.split_once('/').map_or(k, |(_, name)| name)),
+    );
 }
 
 /// The workload's pending pods for a person: a line for the workload, then per group the pods
@@ -969,7 +990,7 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
                 table.row(vec![r.pod.clone(), owner, fits(r.fits), message, said]);
             }
         }
-        table.render(opts.width, opts.wide)
+        table.render(opts)
     } else {
         // A row per group: how many pods, their verdict and cause, and who they are.
         let mut table = Table::new(vec![
@@ -1019,7 +1040,7 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
                 said,
             ]);
         }
-        table.render(opts.width, false)
+        table.render(opts.narrow())
     };
     let fitting = rows.iter().filter(|r| r.fits == Some(true)).count();
     let stuck = rows.iter().filter(|r| r.fits == Some(false)).count();

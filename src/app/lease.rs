@@ -1,7 +1,7 @@
 //! `kubectl sched-lease`: leader-election leases and node heartbeats, from the API server (with
 //! its clock) or a snapshot (with the time it was taken), once or as a `--watch` timeline.
 
-use super::render::{print_structured, print_text, style, table_options, warn};
+use super::render::{print_names, print_structured, print_text, style, table_options, warn};
 use super::source::Source;
 use super::{EXIT_BAD_INPUT, EXIT_FITS, Failure, Outcome};
 use crate::cli::{GlobalArgs, LeaseArgs, Output};
@@ -224,6 +224,11 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
         retry_period: duration_flag("retry-period", &args.retry_period)?,
     };
     let grace = duration_flag("node-grace-period", &args.node_grace_period)?;
+    if global.output == Output::Name && (args.nodes || args.watch) {
+        return Err(Failure::bad_input(anyhow!(
+            "-o name lists the leases shown; --nodes and --watch take -o table, -o wide, -o json or -o yaml"
+        )));
+    }
     let selection = selection(global, args)?;
     let source = Source::open(global)?;
     let read = match &source {
@@ -289,6 +294,11 @@ pub fn run(global: &GlobalArgs, args: &LeaseArgs) -> Outcome {
             );
             if structured {
                 print_structured(&listing, global.output)?;
+            } else if global.output == Output::Name {
+                print_names(
+                    "lease.coordination.k8s.io",
+                    listing.leases.iter().map(|l| l.name.as_str()),
+                );
             } else if selection.name.is_some() {
                 let details: Vec<String> = listing
                     .leases

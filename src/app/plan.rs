@@ -4,7 +4,7 @@
 //! `explain --all-pending` when a change or `--seed` is.
 
 use super::profiles::{frameworks, profile_for, release};
-use super::render::{print_structured, print_text, table_options};
+use super::render::{print_structured, print_text, refuse_names, table_options};
 use super::source::Source;
 use super::workload::{UpdateStrategy, load_pod};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
@@ -276,6 +276,7 @@ fn report(
     cluster: Cluster,
     request: &dyn Fn() -> plan::Request,
 ) -> Outcome {
+    refuse_names(global, "a plan (a verdict on changes to the cluster)")?;
     let seed = request().seed;
     if let Some(others) = super::compare::other(global, args, fws[0].release)? {
         let base = plan::run(fws, cluster.clone(), request()).map_err(Failure::bad_input)?;
@@ -290,7 +291,7 @@ fn report(
     let report = plan::report::build(fws[0].release, seed, &plan);
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
-        Output::Table | Output::Wide => {
+        Output::Table | Output::Wide | Output::Name => {
             print_text(global, &plan::table::render(&report, table_options(global)))
         }
     }

@@ -3,8 +3,9 @@
 use super::Failure;
 use crate::cli::{ColorChoice, GlobalArgs, Output};
 use crate::term::{Style, TableOptions};
-use anyhow::Context;
+use anyhow::{Context, anyhow};
 use serde::Serialize;
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 /// Colours on or off, from `--color`, `NO_COLOR` and the terminal.
@@ -38,6 +39,7 @@ pub fn table_options(global: &GlobalArgs) -> TableOptions {
         wide,
         width,
         style: style(global),
+        headers: !global.no_headers,
     }
 }
 
@@ -67,5 +69,24 @@ pub fn print_structured<T: Serialize>(value: &T, output: Output) -> Result<(), F
         }
     };
     print!("{text}");
+    Ok(())
+}
+
+/// `-o name`: a `TYPE/NAME` line per object, as kubectl get prints them (the names escaped).
+pub fn print_names<'a>(kind: &str, names: impl IntoIterator<Item = &'a str>) {
+    let mut out = String::new();
+    for name in names {
+        let _ = writeln!(out, "{kind}/{}", crate::term::escape(name));
+    }
+    print!("{out}");
+}
+
+/// The refusal of `-o name` by a view that names no object of its own (a plan, a comparison).
+pub fn refuse_names(global: &GlobalArgs, view: &str) -> Result<(), Failure> {
+    if global.output == Output::Name {
+        return Err(Failure::bad_input(anyhow!(
+            "-o name: {view} names no object of its own; it takes -o table, -o wide, -o json or -o yaml"
+        )));
+    }
     Ok(())
 }

@@ -3,7 +3,7 @@
 use super::compare;
 use super::plan;
 use super::profiles::{frameworks, load_options, profile_for, release};
-use super::render::{print_structured, print_text, table_options};
+use super::render::{print_names, print_structured, print_text, table_options};
 use super::source::{Source, limits};
 use super::workload::load_pod;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
@@ -151,6 +151,7 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
     let (report, _) = place(fw, limit);
     match global.output {
         Output::Json | Output::Yaml => print_structured(&report, global.output)?,
+        Output::Name => print_names("node", report.placements.iter().map(|p| p.node.as_str())),
         Output::Table | Output::Wide => print_text(
             global,
             &explain::placement::render(&report, table_options(global)),
@@ -228,6 +229,7 @@ pub fn explanation(
     let mut e = explain::build(fw, snapshot, pod, result);
     let only = match global.output {
         Output::Json | Output::Yaml => None,
+        Output::Name => return e,
         Output::Table | Output::Wide => match nodes.node.as_deref() {
             Some(name) => Some(name),
             None => return e,
@@ -267,6 +269,10 @@ pub fn render(
             },
             global.output,
         ),
+        Output::Name => {
+            print_chosen_node(e);
+            Ok(())
+        }
         Output::Table | Output::Wide => {
             if let Some(name) = nodes.node.as_deref()
                 && !e.nodes.iter().any(|n| n.name.as_str() == name)
@@ -288,4 +294,10 @@ pub fn render(
             Ok(())
         }
     }
+}
+
+/// `-o name` for one pod: the node the scheduler would bind it to (of several tied for the best
+/// score, the one the table names), nothing when it fits nowhere.
+pub fn print_chosen_node(e: &explain::Explanation) {
+    print_names("node", e.selected.first().map(|n| n.as_str()));
 }

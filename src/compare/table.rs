@@ -163,7 +163,7 @@ fn pod_sections(c: &PodComparison, releases: (Release, Release), opts: TableOpti
     }
     if super::pod::DECISIONS.iter().any(|k| d.contains_key(*k)) {
         out.push('\n');
-        out.push_str(&decisions.render(opts.width, opts.wide));
+        out.push_str(&decisions.render(opts));
     }
     if let Some(Value::Object(nodes)) = d.get("filter") {
         heading(
@@ -186,7 +186,7 @@ fn pod_sections(c: &PodComparison, releases: (Release, Release), opts: TableOpti
                 verdict(&v["other"]),
             ]);
         }
-        out.push_str(&t.render(opts.width, opts.wide));
+        out.push_str(&t.render(opts));
     }
     if let Some(Value::Object(nodes)) = d.get("scores") {
         heading(&mut out, "Scores that differ (normalised, weighted):", opts);
@@ -207,7 +207,7 @@ fn pod_sections(c: &PodComparison, releases: (Release, Release), opts: TableOpti
                 ]);
             }
         }
-        out.push_str(&t.render(opts.width, opts.wide));
+        out.push_str(&t.render(opts));
     }
     why(&mut out, &c.because, &c.unattributed, releases, opts);
     out
@@ -327,7 +327,7 @@ pub fn placements(c: &PlacementComparison, opts: TableOptions) -> String {
             stop(&c.other.stopped),
         ]);
     }
-    out.push_str(&t.render(opts.width, opts.wide));
+    out.push_str(&t.render(opts));
     if let (Some(first), Some(i)) = (&c.first_move, c.first_difference()) {
         heading(
             &mut out,
@@ -393,7 +393,7 @@ pub fn pending(c: &PendingComparison, opts: TableOptions) -> String {
             decision(&p.other),
         ]);
     }
-    out.push_str(&t.render(opts.width, opts.wide));
+    out.push_str(&t.render(opts));
     let mut said = false;
     for p in c.pods.iter().filter(|p| p.change != Change::Same) {
         let cmp = &p.comparison;
@@ -482,7 +482,7 @@ pub fn plan(c: &PlanComparison, opts: TableOptions) -> String {
             planned(m.other.as_ref()),
         ]);
     }
-    out.push_str(&t.render(opts.width, opts.wide));
+    out.push_str(&t.render(opts));
     if !c.candidates.is_empty() {
         heading(
             &mut out,

@@ -163,7 +163,7 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         ]);
     }
     if !t.is_empty() {
-        out.push_str(&t.render(opts.width, opts.wide));
+        out.push_str(&t.render(opts));
     }
     if r.placements.iter().any(|p| p.score.is_none()) {
         let _ = writeln!(

@@ -179,7 +179,7 @@ fn every_node(e: &Explanation, opts: TableOptions, out: &mut String) {
         row.push(n.total.map(|t| t.to_string()).unwrap_or_default());
         table.row(row);
     }
-    out.push_str(&table.render(opts.width, opts.wide));
+    out.push_str(&table.render(opts));
     if opts.wide && !score_plugins.is_empty() {
         let legend: Vec<String> = score_plugins
             .iter()
@@ -266,7 +266,7 @@ fn grouped(e: &Explanation, opts: TableOptions, out: &mut String) {
                 n.total.map(|t| t.to_string()).unwrap_or_default(),
             ]);
         }
-        out.push_str(&t.render(opts.width, false));
+        out.push_str(&t.render(opts.narrow()));
         if feasible.len() > BEST_SHOWN {
             let _ = writeln!(
                 out,
@@ -315,7 +315,7 @@ fn grouped(e: &Explanation, opts: TableOptions, out: &mut String) {
             }
             t.row(vec![nodes.len().to_string(), cell]);
         }
-        out.push_str(&t.render(opts.width, false));
+        out.push_str(&t.render(opts.narrow()));
         if groups.len() > GROUPS_SHOWN {
             let _ = writeln!(
                 out,
@@ -607,7 +607,7 @@ fn preemption(
                 ]);
             }
         }
-        out.push_str(&t.render(opts.width, opts.wide));
+        out.push_str(&t.render(opts));
         if p.potential_nodes.len() > p.sampled_candidates {
             let _ = writeln!(
                 out,

@@ -140,7 +140,7 @@ pub fn listing(l: &Listing, opts: TableOptions) -> String {
         }
         t.row(row);
     }
-    out.push_str(&t.render(opts.width, opts.wide));
+    out.push_str(&t.render(opts));
     let troubled: Vec<&LeaseReport> = l
         .leases
         .iter()
@@ -384,7 +384,7 @@ pub fn detail(r: &LeaseReport, clock: &Clock, timings: &Timings, opts: TableOpti
                 state,
             ]);
         }
-        out.push_str(&t.render(opts.width, opts.wide));
+        out.push_str(&t.render(opts));
         paragraph(&mut out, opts, &e.note);
     }
     out
@@ -443,7 +443,7 @@ pub fn heartbeats(h: &Heartbeats, opts: TableOptions) -> String {
             ready,
         ]);
     }
-    out.push_str(&t.render(opts.width, opts.wide));
+    out.push_str(&t.render(opts));
     out
 }
 

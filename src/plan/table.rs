@@ -272,7 +272,7 @@ fn daemon_set_lines(ds: &DaemonSetReport, opts: TableOptions, out: &mut String) 
             n.reason.clone().unwrap_or_default(),
         ]);
     }
-    let _ = write!(out, "{}", t.render(opts.width, opts.wide));
+    let _ = write!(out, "{}", t.render(opts));
 }
 
 pub fn render(r: &PlanReport, opts: TableOptions) -> String {
@@ -330,7 +330,7 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
             }
             t.row(row);
         }
-        let _ = writeln!(out, "{}", t.render(opts.width, opts.wide));
+        let _ = writeln!(out, "{}", t.render(opts));
     }
     if !daemon_pods.is_empty() {
         let line = format!(
@@ -369,7 +369,7 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
                 state.to_string(),
             ]);
         }
-        let _ = write!(out, "{}", t.render(opts.width, opts.wide));
+        let _ = write!(out, "{}", t.render(opts));
     }
     if !r.per_zone.is_empty() {
         let zones: Vec<String> = r
