@@ -1523,3 +1523,179 @@ fn pending_pods_grouped_by_cause_with_their_owners() {
         ])
     );
 }
+
+/// `--no-headers`, as on kubectl get: every table loses its column-header line and nothing else
+/// (verdicts, notes and the rows' layout stay).
+#[test]
+fn no_headers_drops_the_column_header_lines_and_nothing_else() {
+    let leases = root()
+        .join("fixtures/clusters/leases.yaml")
+        .display()
+        .to_string();
+    let (demo, web) = (demo(), pod("web.yaml"));
+    let views: [(&[&str], &[&str]); 9] = [
+        (
+            &["lease", "--snapshot", &leases],
+            &[" NAMESPACE      NAME                      HOLDER    STATUS    RENEWED  TAKEOVER"],
+        ),
+        (
+            &["explain", "-A", "--snapshot", &demo],
+            &[" PODS  FITS  REASON                    OWNERS / PODS             KUBE-SCHEDULER"],
+        ),
+        (
+            &["explain", "-A", "--snapshot", &demo, "-o", "wide"],
+            &[
+                " POD                        OWNER  FITS  MESSAGE                         KUBE-SCHEDULER",
+            ],
+        ),
+        (
+            &["whatif", "-f", &web, "--snapshot", &demo],
+            &[
+                " FEASIBLE NODE  SCORE",
+                " NODES  REJECTED BY: REASON, WITH THE FACTS",
+            ],
+        ),
+        (
+            &["whatif", "-f", &web, "--snapshot", &demo, "--nodes", "all"],
+            &[" NODE       FITS    FIRST FAILING PLUGIN: REASONS                          SCORE"],
+        ),
+        (
+            &["whatif", "-f", &web, "--snapshot", &demo, "-o", "wide"],
+            &[
+                " NODE       FITS    FIRST FAILING PLUGIN: REASONS  DR  IL  NRBA  NRF  PTS   TT  SCORE",
+            ],
+        ),
+        (
+            &[
+                "explain",
+                "-n",
+                "shop",
+                "search-indexer-7c9d5",
+                "--snapshot",
+                &demo,
+            ],
+            &[
+                " NODES  REJECTED BY: REASON, WITH THE FACTS",
+                " CANDIDATE    VICTIM                   PRIORITY  VIOLATES PDB  PDB VIOLATIONS",
+            ],
+        ),
+        (
+            &["whatif", "-f", &web, "--snapshot", &demo, "--replicas", "3"],
+            &[" REPLICA      NODE       SCORE  TIED WITH"],
+        ),
+        (
+            &["whatif", "--drain", "worker-a1", "--snapshot", &demo],
+            &[" NODE       ZONE        BEFORE  AFTER  IN  OUT  CPU  MEMORY"],
+        ),
+    ];
+    for (args, headers) in views {
+        let (code, headed, _) = run(args);
+        let (headless_code, headless, err) = run(&[args, &["--no-headers"]].concat());
+        assert_eq!(headless_code, code, "{args:?}: {err}");
+        for h in headers {
+            assert!(headed.lines().any(|l| l == *h), "{args:?}: {h:?}\n{headed}");
+        }
+        let rest: Vec<&str> = headed.lines().filter(|l| !headers.contains(l)).collect();
+        assert_eq!(headless.lines().collect::<Vec<_>>(), rest, "{args:?}");
+    }
+}
+
+/// `-o name`, as kubectl get prints it: `TYPE/NAME` per object, the exit code as for the table;
+/// plans and comparisons name no object and refuse it.
+#[test]
+fn output_name_prints_type_slash_name_per_object() {
+    let leases = root()
+        .join("fixtures/clusters/leases.yaml")
+        .display()
+        .to_string();
+    let (demo, web, w) = (demo(), pod("web.yaml"), workloads());
+    let cases: [(&[&str], i32, &str); 9] = [
+        (
+            &["lease", "--snapshot", &leases],
+            0,
+            "lease.coordination.k8s.io/cert-manager-controller\nlease.coordination.k8s.io/ingress-nginx-leader\nlease.coordination.k8s.io/cloud-controller-manager\nlease.coordination.k8s.io/kube-controller-manager\nlease.coordination.k8s.io/kube-scheduler\n",
+        ),
+        (
+            &["lease", "kube-scheduler", "--snapshot", &leases],
+            0,
+            "lease.coordination.k8s.io/kube-scheduler\n",
+        ),
+        // Every namespace's pending pods, without their namespace (as kubectl get -A -o name).
+        (
+            &["explain", "-A", "--snapshot", &w],
+            1,
+            "pod/debug\npod/web-7b9c2-a1b2c\npod/web-7b9c2-d3e4f\npod/nightly-29260800-x7k2p\npod/db-0\npod/web-6d4f8-r5t9z\n",
+        ),
+        (
+            &["explain", "deploy/web", "-n", "shop", "--snapshot", &w],
+            1,
+            "pod/web-7b9c2-a1b2c\npod/web-7b9c2-d3e4f\npod/web-6d4f8-r5t9z\n",
+        ),
+        (
+            &["whatif", "-f", &web, "--snapshot", &demo],
+            0,
+            "node/worker-a1\n",
+        ),
+        (
+            &[
+                "explain",
+                "-n",
+                "shop",
+                "pod/web-5d8c7b9f4-k2x8p",
+                "--snapshot",
+                &demo,
+            ],
+            0,
+            "node/worker-a1\n",
+        ),
+        // Fits nowhere (preemption would make room, but nothing is bound): no name, exit 1.
+        (
+            &[
+                "explain",
+                "-n",
+                "shop",
+                "search-indexer-7c9d5",
+                "--snapshot",
+                &demo,
+            ],
+            1,
+            "",
+        ),
+        (
+            &[
+                "whatif",
+                "-f",
+                &pod("gen-too-big.yaml"),
+                "--snapshot",
+                &demo,
+            ],
+            1,
+            "",
+        ),
+        (
+            &["whatif", "-f", &web, "--snapshot", &demo, "--replicas", "4"],
+            0,
+            "node/worker-a1\nnode/worker-b1\nnode/worker-a1\nnode/worker-a2\n",
+        ),
+    ];
+    for (args, code, expected) in cases {
+        let (got, out, err) = run(&[args, &["-o", "name"]].concat());
+        assert_eq!((got, out.as_str()), (code, expected), "{args:?}: {err}");
+    }
+    for (args, view) in [
+        (&["whatif", "--drain", "worker-a1"][..], "a plan"),
+        (
+            &["whatif", "-f", &web, "--compare-to", "1.35"][..],
+            "--compare-to",
+        ),
+        (&["lease", "--nodes"][..], "--nodes"),
+    ] {
+        let snapshot = if args[0] == "lease" { &leases } else { &demo };
+        let (code, out, err) = run(&[args, &["--snapshot", snapshot, "-o", "name"]].concat());
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
+        assert!(
+            err.contains(view) && err.contains("-o table, -o wide, -o json or -o yaml"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -117,7 +117,10 @@ fn bash_completes_names_from_the_snapshot_on_the_line() {
             &["whatif", "--scheduler-version", "1.3"],
             &["1.34", "1.35", "1.36", "1.37"],
         ),
-        (&["whatif", "-o", ""], &["table", "wide", "json", "yaml"]),
+        (
+            &["whatif", "-o", ""],
+            &["table", "wide", "json", "yaml", "name"],
+        ),
         (&["explain", "--color", "a"], &["auto", "always"]),
         // File flags complete file names; others do not.
         (

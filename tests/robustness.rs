@@ -931,6 +931,10 @@ fn cluster_strings_cannot_forge_styles_or_reorder_text() {
             );
         }
     }
+    // -o name prints names and nothing else: escaped, never styled.
+    let r = run(&["explain", "-A", "--snapshot", &cluster, "-o", "name"]);
+    assert_eq!(r.out, "pod/web\\u{e0001}\\u{e0064}\\u{200b}dim\n");
+    shown_safely("explain -A -o name", &r.out);
     // JSON and YAML stay exact.
     let r = run(&["lease", "--snapshot", &leases, "-o", "json"]);
     assert!(r.out.contains("evil\u{E0001}\u{E0062}-holder"), "{}", r.out);
