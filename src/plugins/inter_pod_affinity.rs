@@ -13,7 +13,7 @@ use crate::model::node::Node;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 pub const NAME: &str = "InterPodAffinity";
@@ -42,7 +42,7 @@ impl Default for Args {
 }
 
 /// (topology key, value) → matched terms: upstream's `topologyToMatchedTermCount`.
-type Counts = HashMap<(Str, Str), i64>;
+type Counts = FxHashMap<(Str, Str), i64>;
 
 fn update(counts: &mut Counts, node: &Node, key: Str, by: i64) {
     if let Some(value) = node.labels.get(key) {
@@ -162,7 +162,7 @@ impl PreFilterState {
 }
 
 /// (topology key → value → score): upstream's `scoreMap`.
-type ScoreMap = HashMap<Str, HashMap<Str, i64>>;
+type ScoreMap = FxHashMap<Str, FxHashMap<Str, i64>>;
 
 #[derive(Clone, Debug)]
 pub struct PreScoreState {
@@ -280,7 +280,7 @@ type Found = Vec<(Str, Str, i64)>;
 
 /// Per node, the entries a walk found, merged in node order.
 fn merge_counts(per_node: Vec<Found>) -> Counts {
-    let mut counts = Counts::new();
+    let mut counts = Counts::default();
     for (k, v, n) in per_node.into_iter().flatten() {
         *counts.entry((k, v)).or_insert(0) += n;
     }
@@ -339,7 +339,7 @@ impl Plugin for InterPodAffinity {
         let existing = merge_counts(vec![found]);
         let (affinity, anti_affinity) =
             if incoming.affinity.is_empty() && incoming.anti_affinity.is_empty() {
-                (Counts::new(), Counts::new())
+                (Counts::default(), Counts::default())
             } else {
                 let none = Labels::default();
                 let count = |node: &NodeInfo, p: &Pod, aff: &mut Found, anti: &mut Found| {
@@ -490,7 +490,7 @@ impl Plugin for InterPodAffinity {
         }
         let cluster = &cx.snapshot.cluster;
         let s = PreScoreState {
-            topology_score: ScoreMap::new(),
+            topology_score: ScoreMap::default(),
             preferred_affinity: Arc::new(merged_weighted(
                 &pod.affinity.preferred_affinity,
                 cluster,
@@ -505,7 +505,7 @@ impl Plugin for InterPodAffinity {
         let nodes = &cx.snapshot.nodes;
         let per_node: Vec<ScoreMap> = if has_constraints {
             walk(nodes, |ni| {
-                let mut map = ScoreMap::new();
+                let mut map = ScoreMap::default();
                 for existing in &ni.pods {
                     self.process_existing_pod(&s, existing, &ni.node, pod, &mut map);
                 }
@@ -514,13 +514,13 @@ impl Plugin for InterPodAffinity {
         } else {
             // Without terms of its own, only existing pods' terms that can select this pod's
             // namespace add anything.
-            let mut map = ScoreMap::new();
+            let mut map = ScoreMap::default();
             for (node, existing) in cx.snapshot.scoring_terms_concerning(pod.namespace) {
                 self.process_existing_pod(&s, existing, &nodes[*node].node, pod, &mut map);
             }
             vec![map]
         };
-        if per_node.iter().all(HashMap::is_empty) {
+        if per_node.iter().all(FxHashMap::is_empty) {
             return Status::skip();
         }
         let mut s = s;
@@ -582,7 +582,7 @@ impl Plugin for InterPodAffinity {
         match state.read_mut(self.pre_score) {
             Some(s) if !skipped => {
                 if s.has_constraints || placed.affinity.has_affinity {
-                    let mut map = ScoreMap::new();
+                    let mut map = ScoreMap::default();
                     self.process_existing_pod(s, placed, &node.node, cx.pod, &mut map);
                     merge_scores(&mut s.topology_score, map);
                 }
