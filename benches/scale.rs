@@ -178,6 +178,7 @@ fn drain_time(cluster: &Arc<Cluster>, nodes: &[Str]) -> DrainTime {
                 drain: plan::drain::Options {
                     force: true,
                     delete_emptydir_data: true,
+                    timeout: None,
                 },
                 workloads: Vec::new(),
                 pending: None,

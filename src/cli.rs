@@ -220,6 +220,11 @@ pub struct PlanArgs {
     /// With --drain: evict pods with emptyDir volumes (their data is lost)
     #[arg(long, requires = DRAINS)]
     pub delete_emptydir_data: bool,
+    /// With --drain: give up on a node whose evictions a PodDisruptionBudget keeps refusing after
+    /// this long, report it and go on with the next node (kubectl drain --timeout; 0, the
+    /// default, retries for ever)
+    #[arg(long, requires = DRAINS, value_name = "DURATION")]
+    pub drain_timeout: Option<String>,
     /// Break ties between equally good nodes at random, seeded, as kube-scheduler does (default:
     /// the first by name)
     #[arg(long, value_name = "N")]

@@ -171,13 +171,15 @@ fn drained_replicas_keep_their_zone_spread_in_every_release() {
         for web in ["shop/web-7f9c-k2x8p", "shop/web-7f9c-q7w3e"] {
             assert_eq!(outcome_of(&r, web), "a2", "{release}: {r:#}");
         }
-        // The first replacement needs the batch pod's room: it preempts it, and nothing else
-        // has room for the batch pod.
-        let preempting = pod_entry(&r, "shop/web-7f9c-k2x8p");
+        // The first web replacement arrives as its eviction lands and takes a2's last free
+        // cpu; db-0's (a StatefulSet's) arrives once db-0 is gone and preempts the batch pod
+        // for its room, and nothing else has room for the batch pod.
+        assert!(pod_entry(&r, "shop/web-7f9c-k2x8p")["preempts"].is_null());
+        let preempting = pod_entry(&r, "shop/db-0");
         assert_eq!(preempting["preempts"], json!(["batch/report-4hq8z"]));
         let victim = pod_entry(&r, "batch/report-4hq8z");
         assert_eq!(victim["origin"], "Preempted");
-        assert_eq!(victim["preemptedBy"], "shop/web-7f9c-k2x8p");
+        assert_eq!(victim["preemptedBy"], "shop/db-0");
         let message = pending_message(&r, "batch/report-4hq8z");
         assert!(message.starts_with("0/4 nodes are available:"), "{message}");
         assert_eq!(r["verdict"]["preempting"], 1);
@@ -361,8 +363,9 @@ fn deleting_a_node_and_a_no_execute_taint_recreate_owned_pods_without_asking_bud
         r["edits"][0]["summary"],
         "taint b1 maintenance:NoExecute: 2 pods recreated elsewhere"
     );
+    // Their replacements arrive as the taint manager evicts them (in the order read).
     let moved: Vec<String> = outcomes(&r).into_iter().map(|(p, _)| p).collect();
-    assert_eq!(moved, ["shop/db-1", "shop/web-7f9c-z9v5n"]);
+    assert_eq!(moved, ["shop/web-7f9c-z9v5n", "shop/db-1"]);
 }
 
 #[test]
@@ -885,6 +888,14 @@ fn bad_changes_are_errors_naming_the_flag_exit_2() {
             "go with --all-pending",
         ),
         (vec!["whatif", "-f", &pod, "--force"], "--drain"),
+        (
+            vec!["whatif", "--drain-timeout", "5m", "--cordon", "a1"],
+            "--drain",
+        ),
+        (
+            vec!["whatif", "--drain", "a1", "--drain-timeout", "soon"],
+            "error: invalid --drain-timeout \"soon\": use a duration such as 90s, 5m or 1h",
+        ),
     ] {
         let run = sched(&args);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
@@ -940,6 +951,112 @@ fn a_live_cluster_is_planned_by_reading_it_only() {
     }
     assert_eq!(a, b);
     assert!(!a["pods"].as_array().unwrap().is_empty(), "{a:#}");
+}
+
+#[test]
+fn order_dependent_outcomes_list_every_node_a_pod_may_end_on() {
+    let cluster = fixture("drain-race.yaml");
+    let (code, r) = plan(&["whatif", "--snapshot", &cluster, "--drain", "n1"]);
+    assert_eq!(code, 1, "{r:#}");
+    // api and worker both want n2's room; the first kubectl evicts usually wins.
+    for (pod, node) in [
+        ("shop/api-7c4d-a", json!("n2")),
+        ("shop/worker-5f6b-b", Value::Null),
+    ] {
+        let p = pod_entry(&r, pod);
+        assert_eq!(p["node"], node, "{p:#}");
+        assert_eq!(p["orderDependent"], true, "{p:#}");
+        assert_eq!(p["possibleNodes"], json!(["n2", null]), "{p:#}");
+        let why = strings(&p["why"]);
+        assert!(
+            why.iter()
+                .any(|w| w.starts_with("competes with shop/") && w.ends_with(" for n2")),
+            "{why:?}"
+        );
+    }
+    assert_eq!(pod_entry(&r, "shop/api-7c4d-a")["tiedNodes"], json!(["n2"]));
+    // The small pod ties on t1 and t2, whatever the order.
+    let cron = pod_entry(&r, "shop/cron-9d8e-c");
+    assert_eq!(cron["node"], "t1");
+    assert_eq!(
+        (cron["tied"].as_u64(), &cron["tiedNodes"]),
+        (Some(2), &json!(["t1", "t2"]))
+    );
+    assert_eq!(cron["possibleNodes"], json!(["t1", "t2"]));
+    assert_eq!(cron["orderDependent"], false);
+    assert_eq!(r["verdict"]["orderDependent"], 2);
+    assert_eq!(
+        r["verdict"]["summary"],
+        "NOT SAFE to drain n1: 1 pod stays pending (shop/worker-5f6b-b); depending on the order, 1 pod may stay pending (shop/api-7c4d-a)"
+    );
+    assert_eq!(r["exploration"]["capped"], false);
+    assert_eq!(r["exploration"]["endStates"], 2);
+}
+
+#[test]
+fn the_table_says_which_outcomes_depend_on_the_order_and_why() {
+    let cluster = fixture("drain-race.yaml");
+    let run = sched(&["whatif", "--snapshot", &cluster, "--drain", "n1"]);
+    assert!(run.stdout.contains("order-dependent:"), "{}", run.stdout);
+    assert!(run.stdout.lines().all(|l| l.chars().count() <= 80));
+    insta::assert_snapshot!("plan_drain_race_80", run.stdout);
+    let mut c = assert_cmd::Command::cargo_bin("kubectl-sched").unwrap();
+    c.env_remove("NO_COLOR")
+        .env("COLUMNS", "200")
+        .env("TERM", "xterm")
+        .args([
+            "whatif",
+            "--snapshot",
+            &cluster,
+            "--drain",
+            "n1",
+            "--color",
+            "always",
+        ]);
+    let wide = Run::from(c.output().unwrap());
+    insta::assert_snapshot!("plan_drain_race_200_colour", wide.stdout);
+}
+
+#[test]
+fn a_drain_timeout_lets_kubectl_go_on_with_the_next_node() {
+    // With a2 cordoned, web's first replacement has nowhere to go: web's budget never comes
+    // back and a1 keeps a pod. Without a timeout kubectl never gets to b1; with one it does.
+    let (_, r) = plan(&["whatif", "--cordon", "a2", "--drain", "a1", "--drain", "b1"]);
+    assert_eq!(r["drains"][1]["waitingOn"], "a1");
+    let with_timeout = [
+        "whatif",
+        "--cordon",
+        "a2",
+        "--drain",
+        "a1",
+        "--drain",
+        "b1",
+        "--drain-timeout",
+        "5m",
+    ];
+    let (code, r) = plan(&with_timeout);
+    assert_eq!(code, 1);
+    let (a1, b1) = (&r["drains"][0], &r["drains"][1]);
+    assert_eq!(a1["timedOut"], true, "{a1:#}");
+    assert_eq!(a1["completed"], false);
+    assert_eq!(b1["waitingOn"], Value::Null);
+    assert!(
+        !b1["evicted"].as_array().unwrap().is_empty()
+            || !b1["blocked"].as_array().unwrap().is_empty(),
+        "{b1:#}"
+    );
+    let summary = r["verdict"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("kubectl drain gives up on a1 at --drain-timeout and goes on"),
+        "{summary}"
+    );
+    let table = sched(&with_timeout).stdout;
+    assert!(
+        table
+            .replace("\n    ", " ")
+            .contains("timed out: kubectl gives up at --drain-timeout"),
+        "{table}"
+    );
 }
 
 /// `--drain -l SELECTOR` drains every node the selector selects, in name order, as `kubectl

@@ -16,7 +16,7 @@ use crate::model::intern::Str;
 use crate::model::node::{LABEL_HOSTNAME, Node};
 use crate::model::parse::{LoadOptions, Parse};
 use crate::plan::{self, daemonset, edit::Edit};
-use crate::source::file;
+use crate::source::{file, live};
 use anyhow::anyhow;
 use serde_json::Value;
 use std::sync::Arc;
@@ -153,6 +153,7 @@ pub fn whatif(
             "--replicas sets how many pods of -f to place: pass -f FILE"
         )));
     }
+    let drain = drain_options(&args.plan)?;
     let source = Source::open(global)?;
     let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
@@ -210,7 +211,7 @@ pub fn whatif(
     }
     let request = || plan::Request {
         edits: edits.clone(),
-        drain: drain_options(&args.plan),
+        drain,
         workloads: workloads.clone(),
         pending: None,
         seed: args.plan.seed,
@@ -227,6 +228,7 @@ pub fn all_pending(
     edits: Vec<Edit>,
     selected: plan::PodFilter,
 ) -> Outcome {
+    let drain = drain_options(&args.plan)?;
     let cluster = source.load(&Default::default(), LoadOptions::default())?;
     let fws = frameworks(
         global,
@@ -238,7 +240,7 @@ pub fn all_pending(
     let selected = std::rc::Rc::new(selected);
     let request = || plan::Request {
         edits: edits.clone(),
-        drain: drain_options(&args.plan),
+        drain,
         workloads: Vec::new(),
         pending: Some(Box::new({
             let selected = selected.clone();
@@ -249,11 +251,20 @@ pub fn all_pending(
     report(global, &fws, &args.scheduler, cluster, &request)
 }
 
-fn drain_options(args: &PlanArgs) -> plan::drain::Options {
-    plan::drain::Options {
+fn drain_options(args: &PlanArgs) -> Result<plan::drain::Options, Failure> {
+    let timeout = match &args.drain_timeout {
+        Some(value) => live::parse_duration(value).map_err(|_| {
+            Failure::bad_input(anyhow!(
+                "invalid --drain-timeout {value:?}: use a duration such as 90s, 5m or 1h (0 retries for ever)"
+            ))
+        })?,
+        None => None,
+    };
+    Ok(plan::drain::Options {
         force: args.force,
         delete_emptydir_data: args.delete_emptydir_data,
-    }
+        timeout,
+    })
 }
 
 /// Runs the plan and prints its report; exit 1 unless it is safe. With `--compare-to`, runs it

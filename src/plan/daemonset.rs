@@ -159,7 +159,7 @@ pub fn pod_for(template: &Pod, node: Str, strings: &Interner) -> Pod {
 /// A copy of a DaemonSet or static pod for another node: a DaemonSet pod re-pinned there (for
 /// the scheduler to place), a mirror pod bound there (the kubelet runs it).
 pub fn copy_to(pod: &Pod, node: Str, strings: &Interner) -> Pod {
-    let mut p = super::replacement(pod, 0);
+    let mut p = super::replacement(pod);
     p.uid = Str::new(format!("{}@{node}", pod.uid));
     match (pod.mirror, pod.node_name) {
         (true, Some(old)) => {

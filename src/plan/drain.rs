@@ -2,15 +2,22 @@
 //! pods/eviction subresource): every node is cordoned first; then, node after node, kubectl's
 //! filters decide which pods go (DaemonSet and mirror pods stay, emptyDir needs
 //! `--delete-emptydir-data`, pods without a controller need `--force`), and any pod they refuse
-//! stops that node's drain before anything is evicted. Evictions go through PodDisruptionBudgets:
-//! a pod whose budget allows no disruption is retried, and goes once enough replacements are
-//! running again; kubectl waits for every eviction of a node before it moves to the next.
+//! stops that node's drain before anything is evicted. kubectl then evicts the node's pods
+//! concurrently, through PodDisruptionBudgets: an eviction a budget refuses (429) is retried
+//! every few seconds, and goes once enough replacements run again; kubectl waits until every
+//! evicted pod is gone. A node whose retried evictions never go keeps kubectl there for ever, or,
+//! with `--drain-timeout` (kubectl's `--timeout`), until the timeout, when kubectl reports the
+//! error and goes on with the next node.
+//!
+//! `start` and `end` are a node's beginning and end in the plan's transition system (`race`);
+//! the evictions in between are its steps.
 
-use super::queue::{Eviction, Queue};
-use super::{DAEMON_SET, Leaving, Origin, Outcome, fate};
+use super::state::{Blocked, DrainEnd, DrainStart, Leaver, LeaverState, State};
+use super::{DAEMON_SET, Fate, Leaving, Origin, fate};
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// kubectl drain's messages (filters.go).
 const LOCAL_STORAGE_FATAL: &str =
@@ -19,13 +26,16 @@ const UNMANAGED_FATAL: &str = "Pods that declare no controller (use --force to o
 const DAEMON_SET_STAYS: &str = "DaemonSet-managed (kubectl drain --ignore-daemonsets leaves it)";
 const MIRROR_STAYS: &str = "a static pod's mirror (the kubelet owns it)";
 
-/// `kubectl drain`'s flags that change which pods go.
+/// `kubectl drain`'s flags that change what it does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// `--force`: pods without a controller are deleted (and lost).
     pub force: bool,
     /// `--delete-emptydir-data`: pods with emptyDir volumes are evicted (their data is lost).
     pub delete_emptydir_data: bool,
+    /// `--drain-timeout` (kubectl's `--timeout`): how long kubectl tries one node before it
+    /// reports the error and goes on; `None` (0) tries for ever.
+    pub timeout: Option<Duration>,
 }
 
 /// What kubectl's filters decide for one pod.
@@ -36,19 +46,6 @@ pub enum Filtered {
     Stays(&'static str),
     /// The drain of the node is refused for this pod.
     Error(&'static str),
-}
-
-/// A pod whose eviction never succeeds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Blocked {
-    pub pod: String,
-    /// The PodDisruptionBudget that refuses it, `namespace/name`.
-    pub pdb: Option<String>,
-    pub message: String,
-    /// The pods that budget selects, running now.
-    pub protects: Vec<String>,
-    /// kubectl retries it every few seconds, for ever unless `--timeout` is given.
-    pub retried: bool,
 }
 
 /// One `--drain` node.
@@ -64,12 +61,18 @@ pub struct DrainResult {
     /// Pods evicted, in order.
     pub evicted: Vec<String>,
     pub blocked: Vec<Blocked>,
+    /// `--drain-timeout` ran out while kubectl still retried refused evictions: it reported the
+    /// error and went on with the next node.
+    pub timed_out: bool,
 }
 
 impl DrainResult {
     /// kubectl would report the node drained.
     pub fn completed(&self) -> bool {
-        self.refused.is_none() && self.waiting_on.is_none() && self.blocked.is_empty()
+        self.refused.is_none()
+            && self.waiting_on.is_none()
+            && self.blocked.is_empty()
+            && !self.timed_out
     }
 }
 
@@ -117,127 +120,121 @@ fn refusal(errors: &[(&'static str, String)]) -> Option<String> {
     }
 }
 
-/// Drains the nodes in order, each to completion (every pod evicted and every replacement
-/// queued and scheduled) before the next, as kubectl does.
-pub fn drain_all(queue: &mut Queue, nodes: &[Str], opts: Options) -> Vec<DrainResult> {
-    let mut results = Vec::with_capacity(nodes.len());
-    let mut stuck: Option<Str> = None;
-    for &node in nodes {
-        let mut r = DrainResult {
-            node,
-            ..Default::default()
-        };
-        if let Some(s) = stuck {
-            r.waiting_on = Some(s);
-            results.push(r);
+/// kubectl starts on drain `d`: unless an earlier node keeps it waiting for ever, it lists the
+/// node's pods (in the API server's order), applies its filters, and either refuses the node or
+/// sends an eviction for every pod that goes.
+pub fn start(st: &mut State, d: usize, opts: Options) {
+    let node = st.drain_nodes[d];
+    let waiting_on = st
+        .ends
+        .iter()
+        .zip(&st.starts)
+        .find(|(end, _)| **end == DrainEnd::Stuck)
+        .map(|(_, s)| s.node);
+    let mut start = DrainStart {
+        node,
+        refused: None,
+        waiting_on,
+        stays: Vec::new(),
+    };
+    if waiting_on.is_none() {
+        let mut pods: Vec<Arc<Pod>> = st
+            .snapshot
+            .get(node)
+            .map(|n| n.pods.clone())
+            .unwrap_or_default();
+        pods.sort_by_key(|a| (a.namespace, a.name));
+        let mut errors = Vec::new();
+        let mut evict = Vec::new();
+        for p in pods {
+            match filter(&p, opts) {
+                Filtered::Evict => evict.push(p),
+                Filtered::Stays(why) => start.stays.push((p.key(), why)),
+                Filtered::Error(msg) => errors.push((msg, p.key())),
+            }
+        }
+        start.refused = refusal(&errors);
+        if start.refused.is_none() {
+            for pod in evict {
+                let fate = match fate(&pod, Leaving::Evicted) {
+                    Fate::Lost(why) => {
+                        Fate::Lost(format!("{why} (kubectl drain --force deletes it)"))
+                    }
+                    f => f,
+                };
+                st.push_leaver(Leaver {
+                    key: st.key_of_running(&pod),
+                    pod,
+                    node,
+                    origin: Origin::Drained { node },
+                    drain: Some(d),
+                    fate,
+                    state: LeaverState::Running { refused: false },
+                    replacement: None,
+                });
+            }
+        }
+    }
+    st.starts.push(start);
+}
+
+/// Drain `d` has nothing left to do: the evictions kubectl still retries are refused for good
+/// (until `--drain-timeout`, or for ever).
+pub fn end(st: &mut State, d: usize, opts: Options) {
+    let mut retried = false;
+    for l in 0..st.leavers.len() {
+        let leaver = &st.leavers[l];
+        if leaver.drain != Some(d) || leaver.state != (LeaverState::Running { refused: true }) {
             continue;
         }
-        drain_node(queue, &mut r, opts);
-        if r.blocked.iter().any(|b| b.retried) {
-            stuck = Some(node);
-        }
-        results.push(r);
+        let pod = leaver.pod.clone();
+        let (pdb, message) = match st.evict_check(&pod) {
+            super::queue::Eviction::Refused { pdb, message, .. } => (pdb, message),
+            super::queue::Eviction::Allowed => (None, String::new()),
+        };
+        let blocked = st.blocked(&pod, pdb, message, true);
+        st.set_leaver(l, LeaverState::Blocked(blocked));
+        st.handled.push(super::state::Handled::Leaver(l));
+        retried = true;
     }
-    results
+    st.ends.push(match (retried, opts.timeout) {
+        (false, _) => DrainEnd::Done,
+        (true, Some(_)) => DrainEnd::TimedOut,
+        (true, None) => DrainEnd::Stuck,
+    });
 }
 
-fn drain_node(queue: &mut Queue, r: &mut DrainResult, opts: Options) {
-    let mut pods: Vec<Arc<Pod>> = queue
-        .snapshot()
-        .get(r.node)
-        .map(|n| n.pods.clone())
-        .unwrap_or_default();
-    // The order the API server lists them in.
-    pods.sort_by_key(|a| (a.namespace, a.name));
-    let mut errors = Vec::new();
-    let mut evict = Vec::new();
-    for p in pods {
-        match filter(&p, opts) {
-            Filtered::Evict => evict.push(p),
-            Filtered::Stays(why) => r.stays.push((p.key(), why)),
-            Filtered::Error(msg) => errors.push((msg, p.key())),
-        }
-    }
-    if let Some(msg) = refusal(&errors) {
-        r.refused = Some(msg);
-        return;
-    }
-    let mut retry = Vec::new();
-    for p in evict {
-        attempt(queue, r, p, &mut retry);
-    }
-    // kubectl retries refused evictions while the replacements of earlier ones start; it
-    // stops when every pod is gone or, here, when a round evicts nothing more.
-    loop {
-        queue.run();
-        if retry.is_empty() {
-            break;
-        }
-        let waiting = std::mem::take(&mut retry);
-        let before = waiting.len();
-        for (p, _) in waiting {
-            attempt(queue, r, p, &mut retry);
-        }
-        if retry.len() == before {
-            break;
-        }
-    }
-    for (p, blocked) in retry {
-        queue.record(
-            p,
-            Origin::Drained { node: r.node },
-            Outcome::Blocked {
-                message: blocked.message.clone(),
-            },
-        );
-        r.blocked.push(blocked);
-    }
-}
-
-/// One eviction request; a refusal kubectl retries goes to `retry`.
-fn attempt(
-    queue: &mut Queue,
-    r: &mut DrainResult,
-    pod: Arc<Pod>,
-    retry: &mut Vec<(Arc<Pod>, Blocked)>,
-) {
-    match queue.evict(&pod) {
-        Eviction::Allowed => {
-            r.evicted.push(pod.key());
-            let origin = Origin::Drained { node: r.node };
-            let mut f = fate(&pod, Leaving::Evicted);
-            if let super::Fate::Lost(why) = &f {
-                f = super::Fate::Lost(format!("{why} (kubectl drain --force deletes it)"));
-            }
-            queue.take_off(&pod, r.node, origin, f);
-        }
-        Eviction::Refused {
-            pdb,
-            message,
-            retried,
-        } => {
-            let protects = pdb.map(|i| queue.protected_by(i)).unwrap_or_default();
-            let blocked = Blocked {
-                pod: pod.key(),
-                pdb: pdb.map(|i| queue.pdb_name(i)),
-                message,
-                protects,
-                retried,
-            };
-            if retried {
-                retry.push((pod, blocked));
-            } else {
-                queue.record(
-                    pod,
-                    Origin::Drained { node: r.node },
-                    Outcome::Blocked {
-                        message: blocked.message.clone(),
-                    },
-                );
-                r.blocked.push(blocked);
-            }
-        }
-    }
+/// What kubectl did on each node, as the plan ended.
+pub fn results(
+    starts: &[DrainStart],
+    ends: &[DrainEnd],
+    leavers: &[Leaver],
+    evicted: &[usize],
+) -> Vec<DrainResult> {
+    starts
+        .iter()
+        .enumerate()
+        .map(|(d, s)| DrainResult {
+            node: s.node,
+            refused: s.refused.clone(),
+            waiting_on: s.waiting_on,
+            stays: s.stays.clone(),
+            evicted: evicted
+                .iter()
+                .filter(|&&l| leavers[l].drain == Some(d))
+                .map(|&l| leavers[l].pod.key())
+                .collect(),
+            blocked: leavers
+                .iter()
+                .filter(|l| l.drain == Some(d))
+                .filter_map(|l| match &l.state {
+                    LeaverState::Blocked(b) => Some(b.clone()),
+                    _ => None,
+                })
+                .collect(),
+            timed_out: ends.get(d) == Some(&DrainEnd::TimedOut),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -303,6 +300,7 @@ mod tests {
         let both = Options {
             force: true,
             delete_emptydir_data: true,
+            ..opts
         };
         assert_eq!(filter(&scratch, both), Filtered::Evict);
         // Finished pods always go.

@@ -1,28 +1,34 @@
 //! Change planning: "if I drain node-7, does everything find a home?", "would two more nodes like
 //! node-3 schedule my pending pods?", "which nodes would this DaemonSet skip?".
 //!
-//! Edits are applied to the cluster in the order given (`edit`), then the pods they leave without
-//! a node, the pods of `-f` workloads (`daemonset` for DaemonSets) and, for `explain
-//! --all-pending`, the pending pods go through kube-scheduler's queue (`queue`): one at a time in
-//! PrioritySort order, each with the whole pipeline including preemption, each placement assumed
-//! before the next pod. Drains come last, as `kubectl drain` carries them out (`drain`). Pure and
-//! synchronous: the cluster is only ever read.
+//! Edits are applied to the cluster in the order given (`edit`); the pods they leave without a
+//! node, the pods of `-f` workloads (`daemonset` for DaemonSets) and, for `explain
+//! --all-pending`, the pending pods go through kube-scheduler's queue (`queue`), each with the
+//! whole pipeline including preemption, each placement assumed before the next pod. Drains come
+//! last, node after node, as `kubectl drain` carries them out (`drain`): evictions concurrent, each
+//! replacement queued as its eviction lands, evicted pods terminating on their node until they are
+//! gone. Which of those steps comes first is a race: `race` follows the most likely order and
+//! explores the others that can change an outcome, so the report can say where each pod may end
+//! (`interact` says which pods can change each other's). Everything happens on one snapshot that
+//! records how to undo each change (`state`). Pure and synchronous: the cluster is only ever read.
 
 pub mod daemonset;
 pub mod drain;
 pub mod edit;
+pub mod interact;
 pub mod queue;
+pub mod race;
 pub mod report;
+pub mod state;
 pub mod table;
 
 use crate::framework::runner::Framework;
-use crate::framework::schedule_one::Ties;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::intern::Str;
 use crate::model::node::Node;
 use crate::model::pod::{Phase, Pod};
-use queue::Queue;
+use state::State;
 use std::sync::Arc;
 
 /// The kind of the owner that marks a pod as a DaemonSet's.
@@ -51,12 +57,12 @@ pub enum Origin {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Placed on `node`. `score` is null when only one node was feasible (not scored); `tied`
-    /// counts the nodes that shared the best score; `preempted` are the victims evicted there
-    /// first.
+    /// are the nodes that shared the best score, by name; `preempted` are the victims evicted
+    /// there first.
     Scheduled {
         node: Str,
         score: Option<i64>,
-        tied: usize,
+        tied: Vec<Str>,
         preempted: Vec<String>,
     },
     /// Fits no node: the FailedScheduling message (with preemption's part).
@@ -69,15 +75,26 @@ pub enum Outcome {
     Removed { reason: String },
     /// Another scheduler places it (no profile serves its `schedulerName`).
     NotPredicted { reason: String },
+    /// Not moved in the most likely order (it runs on `node`); listed because other orders
+    /// move it.
+    Stays { node: Str },
 }
 
-/// One pod the plan handled, in the order the queue took it.
+/// One pod the plan handled, in the order the queue took it in the most likely order.
 #[derive(Clone, Debug)]
 pub struct PodResult {
     /// The pod as queued (for a replacement: the recreated pod, not yet bound).
     pub pod: Arc<Pod>,
     pub origin: Origin,
+    /// Its outcome in the most likely order.
     pub outcome: Outcome,
+    /// Where it may end in the orders explored, by name: a node (the one it stays on when its
+    /// eviction may be refused), or `None` when it may stay pending. Empty for a pod that goes.
+    pub possible: Vec<Option<Str>>,
+    /// Its outcome differs between orders (not only between tied nodes).
+    pub order_dependent: bool,
+    /// Why it may vary: the pods it competes or interacts with, ties, a predecessor it waits for.
+    pub why: Vec<String>,
 }
 
 /// What happens to a pod taken off its node.
@@ -129,11 +146,14 @@ pub fn fate(pod: &Pod, why: Leaving) -> Fate {
 }
 
 /// The pod a controller creates in place of `pod`: the same spec, no node, a new UID, and no
-/// status (so no resize or readiness carried over). Controllers other than StatefulSet name it
-/// afresh; the old name is kept so the report can say which pod it replaces.
-pub fn replacement(pod: &Pod, serial: usize) -> Pod {
+/// status (so no resize or readiness carried over). It is created during the plan: its creation
+/// time is not the old pod's but unknown, and its place in the queue is the moment it arrives
+/// there (`state::TrackState::Ready`). Controllers other than StatefulSet name it afresh; the
+/// old name is kept so the report can say which pod it replaces.
+pub fn replacement(pod: &Pod) -> Pod {
     let mut p = pod.clone();
-    p.uid = Str::new(format!("kubectl-sched-plan/{serial}/{}", pod.uid));
+    p.uid = Str::new(format!("kubectl-sched-plan/{}", pod.uid));
+    p.creation_timestamp = None;
     p.node_name = None;
     p.nominated_node_name = None;
     p.phase = Phase::Pending;
@@ -184,6 +204,19 @@ pub struct Request {
     pub seed: Option<u64>,
 }
 
+/// How far the exploration of orders went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Exploration {
+    /// Distinct end states found.
+    pub end_states: usize,
+    /// Scheduling cycles run, the most likely order's included.
+    pub cycles: usize,
+    /// The search stopped before trying every order that could differ.
+    pub capped: bool,
+    /// Some order leaves a pod without a home or a drain incomplete.
+    pub unsafe_somewhere: bool,
+}
+
 /// What the plan did: the edits as applied, the drains, and every pod it handled.
 pub struct Plan {
     pub edits: Vec<edit::Applied>,
@@ -195,6 +228,7 @@ pub struct Plan {
     pub snapshot: Snapshot,
     /// The nodes before the plan, with their pod counts: what the summaries compare with.
     pub before: Vec<(Arc<Node>, usize)>,
+    pub exploration: Exploration,
 }
 
 /// Applies the edits, queues what they displace and what `-f` adds, then drains.
@@ -224,7 +258,7 @@ pub fn run(fws: &[Framework], cluster: Cluster, request: Request) -> Result<Plan
             message: "a later --delete-node removes the node before it could be drained".into(),
         });
     }
-    let pending: Vec<Arc<Pod>> = match &request.pending {
+    let mut pending: Vec<Arc<Pod>> = match &request.pending {
         Some(selected) => cluster
             .pods
             .iter()
@@ -233,43 +267,50 @@ pub fn run(fws: &[Framework], cluster: Cluster, request: Request) -> Result<Plan
             .collect(),
         None => Vec::new(),
     };
+    pending.sort_by_key(|p| (p.creation_timestamp.is_none(), p.creation_timestamp));
     let snapshot = Snapshot::new(Arc::new(cluster), None);
-    let ties = match request.seed {
-        Some(seed) => Ties::Seeded(fastrand::Rng::with_seed(seed)),
-        None => Ties::FirstByName,
-    };
-    let mut queue = Queue::new(fws, snapshot, ties);
+    let budgets = queue::budgets(&snapshot.cluster);
+    let mut st = State::new(fws, snapshot, budgets);
+    st.seed = request.seed;
+    st.drain_nodes = drains;
+    // Pods already pending have been in the queue longest, then come the new pods: the edits'
+    // replacements, new nodes' DaemonSet pods, the pods of -f in file order.
+    for p in pending {
+        st.queue(p.uid, p, Origin::Pending, false);
+    }
     for (i, a) in applied.iter().enumerate() {
-        queue.displaced(&a.displaced, i);
+        st.displaced(&a.displaced, i);
         for (node, p) in &a.daemon_pods {
-            queue.push_daemon(*node, p.clone());
+            st.queue_daemon(*node, p.clone());
         }
     }
     let mut daemon_sets = Vec::new();
     for (document, w) in request.workloads.iter().enumerate() {
         match w {
-            Workload::Replicas { template, count } => {
-                queue.push_replicas(template, *count, document)
-            }
-            Workload::DaemonSet(ds) => daemon_sets.push(queue.push_daemon_set(ds)),
+            Workload::Replicas { template, count } => st.queue_replicas(template, *count, document),
+            Workload::DaemonSet(ds) => daemon_sets.push(st.queue_daemon_set(ds)),
         }
     }
-    for p in pending {
-        queue.push(p, Origin::Pending);
-    }
-    queue.run();
-    let drains = drain::drain_all(&mut queue, &drains, request.drain);
-    let (snapshot, pods) = queue.finish();
+    let explored = race::explore(&mut st, request.drain);
+    let pods = explored.pod_results(&mut st);
     for c in &mut daemon_sets {
         c.resolve(&pods);
     }
+    let exploration = Exploration {
+        end_states: explored.end_states,
+        cycles: explored.cycles,
+        capped: explored.capped,
+        unsafe_somewhere: explored.unsafe_somewhere,
+    };
+    let e = explored.ending;
     Ok(Plan {
         edits: applied,
-        drains,
+        drains: drain::results(&e.starts, &e.ends, &e.leavers, &e.evicted),
         pods,
         daemon_sets,
-        snapshot,
+        snapshot: e.snapshot,
         before,
+        exploration,
     })
 }
 

@@ -21,6 +21,8 @@ pub struct PlanReport {
     /// `--seed`, when ties were broken at random.
     pub seed: Option<u64>,
     pub verdict: Verdict,
+    /// How far the orders kubectl and kube-scheduler may take were explored.
+    pub exploration: ExplorationReport,
     pub edits: Vec<EditReport>,
     pub drains: Vec<DrainReport>,
     pub pods: Vec<PodReport>,
@@ -45,6 +47,20 @@ pub struct Verdict {
     pub not_predicted: usize,
     /// Placements that preempted other pods first.
     pub preempting: usize,
+    /// Pods whose outcome depends on the order of evictions and arrivals.
+    pub order_dependent: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplorationReport {
+    /// Distinct end states found over the orders explored.
+    pub end_states: usize,
+    /// Scheduling cycles run, the most likely order's included.
+    pub cycles: usize,
+    /// The search stopped before trying every order that could differ: `possibleNodes` may miss
+    /// some.
+    pub capped: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -90,6 +106,9 @@ pub struct DrainReport {
     pub evicted: Vec<String>,
     pub stays: Vec<StayReport>,
     pub blocked: Vec<BlockedReport>,
+    /// `--drain-timeout` ran out while evictions were still refused: kubectl reported the error
+    /// and went on with the next node.
+    pub timed_out: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -110,6 +129,7 @@ pub enum OutcomeKind {
     Blocked,
     Removed,
     NotPredicted,
+    Stays,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -141,6 +161,16 @@ pub struct PodReport {
     pub score: Option<i64>,
     /// How many nodes tied for the best score.
     pub tied: usize,
+    /// The nodes tied for the best score, by name: kube-scheduler picks one at random.
+    pub tied_nodes: Vec<String>,
+    /// Every node the pod may end on in the orders explored (the node it stays on when its
+    /// eviction may be refused), by name; `null` when it may stay pending.
+    pub possible_nodes: Vec<Option<String>>,
+    /// Its outcome depends on the order of evictions and arrivals, not only on a tie.
+    pub order_dependent: bool,
+    /// Why it may vary.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<String>,
     /// The pods preempted to make room for it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preempts: Vec<String>,
@@ -241,6 +271,7 @@ pub fn build(scheduler: ReleaseChoice, seed: Option<u64>, plan: &Plan) -> PlanRe
                     retried: b.retried,
                 })
                 .collect(),
+            timed_out: d.timed_out,
         })
         .collect();
     let (per_node, per_zone) = summaries(plan);
@@ -248,7 +279,12 @@ pub fn build(scheduler: ReleaseChoice, seed: Option<u64>, plan: &Plan) -> PlanRe
         scheduler,
         num_nodes: plan.snapshot.num_nodes(),
         seed,
-        verdict: verdict(&pods, &drains),
+        verdict: verdict(&pods, &drains, plan.exploration.unsafe_somewhere),
+        exploration: ExplorationReport {
+            end_states: plan.exploration.end_states,
+            cycles: plan.exploration.cycles,
+            capped: plan.exploration.capped,
+        },
         edits: plan
             .edits
             .iter()
@@ -311,6 +347,7 @@ fn outcome_of(o: &Outcome) -> (OutcomeKind, Option<String>) {
         Outcome::Blocked { message } => (OutcomeKind::Blocked, Some(message.clone())),
         Outcome::Removed { reason } => (OutcomeKind::Removed, Some(reason.clone())),
         Outcome::NotPredicted { reason } => (OutcomeKind::NotPredicted, Some(reason.clone())),
+        Outcome::Stays { .. } => (OutcomeKind::Stays, None),
     }
 }
 
@@ -329,6 +366,14 @@ fn pod_report(r: &super::PodResult) -> PodReport {
         node: None,
         score: None,
         tied: 0,
+        tied_nodes: Vec::new(),
+        possible_nodes: r
+            .possible
+            .iter()
+            .map(|n| n.map(|n| n.to_string()))
+            .collect(),
+        order_dependent: r.order_dependent,
+        why: r.why.clone(),
         preempts: Vec::new(),
         message,
     };
@@ -366,13 +411,17 @@ fn pod_report(r: &super::PodResult) -> PodReport {
     {
         report.node = Some(node.to_string());
         report.score = *score;
-        report.tied = *tied;
+        report.tied = tied.len();
+        report.tied_nodes = tied.iter().map(|n| n.to_string()).collect();
         report.preempts = preempted.clone();
+    }
+    if let Outcome::Stays { node } = &r.outcome {
+        report.node = Some(node.to_string());
     }
     report
 }
 
-fn verdict(pods: &[PodReport], drains: &[DrainReport]) -> Verdict {
+fn verdict(pods: &[PodReport], drains: &[DrainReport], unsafe_somewhere: bool) -> Verdict {
     let keys = |o: OutcomeKind| -> Vec<String> {
         pods.iter()
             .filter(|p| p.outcome == o)
@@ -390,8 +439,21 @@ fn verdict(pods: &[PodReport], drains: &[DrainReport]) -> Verdict {
     let victims: usize = pods.iter().map(|p| p.preempts.len()).sum();
     let needing = pods
         .iter()
-        .filter(|p| p.outcome != OutcomeKind::Removed)
+        .filter(|p| !matches!(p.outcome, OutcomeKind::Removed | OutcomeKind::Stays))
         .count();
+    // Outcomes of other orders that the most likely one does not show.
+    let may = |bad: &dyn Fn(&PodReport) -> bool| -> Vec<String> {
+        pods.iter()
+            .filter(|p| bad(p))
+            .map(|p| p.pod.clone())
+            .collect()
+    };
+    let may_pend = may(&|p| p.outcome != OutcomeKind::Pending && p.possible_nodes.contains(&None));
+    let may_stay = may(&|p| {
+        p.origin == OriginKind::Drained
+            && p.outcome != OutcomeKind::Blocked
+            && p.possible_nodes.contains(&p.from)
+    });
     let mut problems = Vec::new();
     for d in drains {
         if let Some(msg) = &d.refused {
@@ -400,6 +462,12 @@ fn verdict(pods: &[PodReport], drains: &[DrainReport]) -> Verdict {
         if let Some(on) = &d.waiting_on {
             problems.push(format!(
                 "kubectl drain never gets to {}: it waits on {on} for ever",
+                d.node
+            ));
+        }
+        if d.timed_out {
+            problems.push(format!(
+                "kubectl drain gives up on {} at --drain-timeout and goes on",
                 d.node
             ));
         }
@@ -425,6 +493,25 @@ fn verdict(pods: &[PodReport], drains: &[DrainReport]) -> Verdict {
                 list_names(keys)
             ));
         }
+    }
+    let mut maybe = Vec::new();
+    for (keys, one, many) in [
+        (&may_pend, "may stay pending", "may stay pending"),
+        (&may_stay, "may not be evicted", "may not be evicted"),
+    ] {
+        if !keys.is_empty() {
+            maybe.push(format!(
+                "{} ({})",
+                count_pods(keys.len(), one, many),
+                list_names(keys)
+            ));
+        }
+    }
+    if maybe.is_empty() && problems.is_empty() && unsafe_somewhere {
+        maybe.push("a drain may not complete".to_string());
+    }
+    if !maybe.is_empty() {
+        problems.push(format!("depending on the order, {}", maybe.join(", ")));
     }
     let drained: Vec<&str> = drains.iter().map(|d| d.node.as_str()).collect();
     let safe = problems.is_empty();
@@ -466,6 +553,7 @@ fn verdict(pods: &[PodReport], drains: &[DrainReport]) -> Verdict {
         blocked: blocked.len(),
         not_predicted: elsewhere.len(),
         preempting,
+        order_dependent: pods.iter().filter(|p| p.order_dependent).count(),
     }
 }
 

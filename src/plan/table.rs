@@ -67,18 +67,32 @@ fn from(p: &PodReport) -> String {
     }
 }
 
-/// Where it goes, or why not.
+/// Names, at most `shown` of them, then how many more.
+fn some_names(names: &[&str], shown: usize) -> String {
+    match names.len().checked_sub(shown) {
+        Some(more) if more > 0 => format!("{} and {more} more", names[..shown].join(", ")),
+        _ => names.join(", "),
+    }
+}
+
+/// Where it goes, or why not; and, when other orders end elsewhere, where and why.
 fn outcome(p: &PodReport, style: Style) -> String {
     let message = p.message.as_deref().unwrap_or("");
-    match p.outcome {
+    let mut out = match p.outcome {
         OutcomeKind::Scheduled => {
             let node = p.node.as_deref().unwrap_or("");
             let mut detail = vec![match p.score {
                 Some(score) => format!("score {score}"),
                 None => "the only feasible node".to_string(),
             }];
-            if p.tied > 1 {
-                detail.push(format!("tied with {}", p.tied - 1));
+            let others: Vec<&str> = p
+                .tied_nodes
+                .iter()
+                .map(String::as_str)
+                .filter(|n| *n != node)
+                .collect();
+            if !others.is_empty() {
+                detail.push(format!("tied with {}", some_names(&others, 3)));
             }
             let mut out = format!(
                 "{} ({})",
@@ -100,7 +114,40 @@ fn outcome(p: &PodReport, style: Style) -> String {
         OutcomeKind::Blocked => format!("{} {message}", style.bad("not evicted:")),
         OutcomeKind::Removed => format!("{} {message}", style.dim("gone:")),
         OutcomeKind::NotPredicted => format!("{} {message}", style.warn("not predicted:")),
+        OutcomeKind::Stays => format!(
+            "{} {}",
+            style.dim("stays on"),
+            p.node.as_deref().unwrap_or("")
+        ),
+    };
+    if p.order_dependent {
+        let mut elsewhere: Vec<&str> = p
+            .possible_nodes
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|n| Some(*n) != p.node.as_deref() && !p.tied_nodes.iter().any(|t| t == n))
+            .collect();
+        elsewhere.dedup();
+        let mut alternatives = Vec::new();
+        if !elsewhere.is_empty() {
+            alternatives.push(format!("end on {}", some_names(&elsewhere, 4)));
+        }
+        if p.possible_nodes.contains(&None) && p.outcome != OutcomeKind::Pending {
+            alternatives.push("stay pending".to_string());
+        }
+        let mut line = style.warn("order-dependent:");
+        if !alternatives.is_empty() {
+            let _ = write!(line, " may also {}", alternatives.join(" or "));
+        }
+        if !p.why.is_empty() {
+            let _ = write!(line, "; {}", p.why.join("; "));
+        }
+        let _ = write!(out, "\n{line}");
+    } else if let Some(waited) = p.why.iter().find(|w| w.starts_with("waited for")) {
+        let _ = write!(out, "\n{waited}");
     }
+    out
 }
 
 fn drain_lines(d: &DrainReport, opts: TableOptions, out: &mut String) {
@@ -140,6 +187,13 @@ fn drain_lines(d: &DrainReport, opts: TableOptions, out: &mut String) {
         );
         push_wrapped(out, width, 4, &line);
     }
+    if d.timed_out {
+        let line = format!(
+            "  {} kubectl gives up at --drain-timeout, reports the error and goes on with the next node",
+            style.bad("timed out:")
+        );
+        push_wrapped(out, width, 4, &line);
+    }
     if opts.wide {
         for s in &d.stays {
             push_wrapped(out, width, 4, &format!("  stays: {} ({})", s.pod, s.reason));
@@ -162,7 +216,7 @@ fn drain_lines(d: &DrainReport, opts: TableOptions, out: &mut String) {
             None => String::new(),
         };
         let retried = if b.retried {
-            " (kubectl retries until --timeout)"
+            " (kubectl retries until --drain-timeout)"
         } else {
             ""
         };
@@ -337,6 +391,33 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
             "{} {ties} placement(s) had tied nodes; kube-scheduler picks among them at random, {how}",
             style.dim("Note:")
         );
+        out.push('\n');
+        push_wrapped(&mut out, opts.width, 2, &line);
+    }
+    if !r.drains.is_empty() {
+        let e = &r.exploration;
+        let varying = r.verdict.order_dependent;
+        let explored = format!(
+            "{} end state(s) explored{}",
+            e.end_states,
+            if e.capped {
+                "; the search stopped early, other orders may end elsewhere"
+            } else {
+                ""
+            }
+        );
+        let line = if varying == 0 {
+            format!(
+                "{} every outcome above is the same whatever order the evictions land in and kube-scheduler takes the replacements ({explored})",
+                style.dim("Order:")
+            )
+        } else {
+            format!(
+                "{} kubectl evicts a node's pods at once and kube-scheduler takes the replacements as they arrive: {varying} outcome(s) above depend on that order, the other {} do not ({explored})",
+                style.dim("Order:"),
+                r.pods.len() - varying
+            )
+        };
         out.push('\n');
         push_wrapped(&mut out, opts.width, 2, &line);
     }

@@ -120,6 +120,7 @@ fn outcomes(p: &Plan) -> Vec<(String, String)> {
                 Outcome::Blocked { .. } => "BLOCKED".into(),
                 Outcome::Removed { .. } => "REMOVED".into(),
                 Outcome::NotPredicted { .. } => "ELSEWHERE".into(),
+                Outcome::Stays { .. } => "STAYS".into(),
             };
             (r.pod.key(), what)
         })
@@ -308,10 +309,320 @@ fn a_pdb_blocks_the_drain_when_replacements_find_no_home() {
     assert_eq!(p.drains[1].waiting_on, Some(Str::new("n1")));
     let r = report_of(&p);
     assert!(!r.verdict.safe);
+    // The three evictions are sent at once and the budget lets one through: which one lands
+    // first is a race, so each pod may be the one left behind, or the one left pending.
     assert_eq!(
         r.verdict.summary,
-        "NOT SAFE to drain n1, n2: kubectl drain never gets to n2: it waits on n1 for ever; 1 pod stays pending (ns/db-2); 1 pod cannot be evicted (ns/db-3)"
+        "NOT SAFE to drain n1, n2: kubectl drain never gets to n2: it waits on n1 for ever; 1 pod stays pending (ns/db-2); 1 pod cannot be evicted (ns/db-3); depending on the order, 2 pods may stay pending (ns/db-1, ns/db-3), 2 pods may not be evicted (ns/db-1, ns/db-2)"
     );
+    assert_eq!(possible(&p, "ns/db-1"), [Some("n1"), Some("s0"), None]);
+    assert_eq!(possible(&p, "ns/db-3"), [Some("n1"), Some("s0"), None]);
+    assert!(result(&p, "ns/db-1").order_dependent);
+    assert!(
+        result(&p, "ns/db-1")
+            .why
+            .iter()
+            .any(|w| w.contains("ns/db-2") || w.contains("ns/db-3")),
+        "{:?}",
+        result(&p, "ns/db-1").why
+    );
+}
+
+#[test]
+fn after_drain_timeout_kubectl_goes_on_with_the_next_node() {
+    let mut items = pdb_cluster(1, "2");
+    items.push(node("n2", "4", json!({})));
+    items.push(replica(
+        "ns/api-1",
+        "n2",
+        "1",
+        0,
+        json!({"app": "api"}),
+        "api",
+    ));
+    let p = plan(
+        items,
+        Ask {
+            edits: vec![drain("n1"), drain("n2")],
+            drain: Options {
+                timeout: Some(std::time::Duration::from_secs(300)),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    let (n1, n2) = (&p.drains[0], &p.drains[1]);
+    // n1 keeps a pod its budget protects; kubectl gives up on it and drains n2.
+    assert!(n1.timed_out && !n1.completed());
+    assert_eq!(n1.blocked[0].pod, "ns/db-3");
+    assert_eq!(n2.waiting_on, None);
+    assert_eq!(n2.evicted, ["ns/api-1"]);
+    assert!(n2.completed());
+    let r = report_of(&p);
+    assert!(!r.verdict.safe);
+    assert!(
+        r.verdict
+            .summary
+            .contains("kubectl drain gives up on n1 at --drain-timeout and goes on"),
+        "{}",
+        r.verdict.summary
+    );
+    assert!(r.drains[0].timed_out && !r.drains[1].timed_out);
+}
+
+/// The outcome of `pod` in the plan.
+fn result<'a>(p: &'a Plan, pod: &str) -> &'a PodResult {
+    p.pods
+        .iter()
+        .find(|r| r.pod.key() == pod)
+        .unwrap_or_else(|| panic!("{pod} not handled"))
+}
+
+/// Where `pod` may end: node names, `None` for pending.
+fn possible<'a>(p: &'a Plan, pod: &str) -> Vec<Option<&'a str>> {
+    result(p, pod)
+        .possible
+        .iter()
+        .map(|n| n.map(|n| n.as_str()))
+        .collect()
+}
+
+#[test]
+fn replacements_racing_for_one_slot_may_each_win_the_first_evicted_most_likely() {
+    for release in RELEASES {
+        let p = plan(
+            vec![
+                node("n1", "4", json!({})),
+                node("n2", "2", json!({})),
+                replica("ns/web-a", "n1", "2", 0, json!({"app": "a"}), "a"),
+                replica("ns/web-b", "n1", "2", 0, json!({"app": "b"}), "b"),
+            ],
+            Ask {
+                edits: vec![drain("n1")],
+                release,
+                ..Default::default()
+            },
+        );
+        // kubectl sends both evictions at once: the first it sends usually lands first and its
+        // replacement takes the room, but either may.
+        assert_eq!(
+            outcomes(&p),
+            pairs(&[("ns/web-a", "n2"), ("ns/web-b", "PENDING")]),
+            "{release}"
+        );
+        for pod in ["ns/web-a", "ns/web-b"] {
+            assert_eq!(possible(&p, pod), [Some("n2"), None], "{release} {pod}");
+            let r = result(&p, pod);
+            assert!(r.order_dependent, "{release} {pod}");
+            assert!(
+                r.why
+                    .iter()
+                    .any(|w| w.starts_with("competes with ns/web-") && w.ends_with("for n2")),
+                "{release} {pod}: {:?}",
+                r.why
+            );
+        }
+        let r = report_of(&p);
+        assert_eq!(
+            r.verdict.summary,
+            "NOT SAFE to drain n1: 1 pod stays pending (ns/web-b); depending on the order, 1 pod may stay pending (ns/web-a)"
+        );
+        assert_eq!(r.verdict.order_dependent, 2);
+        assert!(!r.exploration.capped && r.exploration.end_states == 2);
+    }
+}
+
+#[test]
+fn priority_orders_only_pods_waiting_together_and_preemption_makes_up_for_it() {
+    let p = plan(
+        vec![
+            node("n1", "4", json!({})),
+            node("n2", "2", json!({})),
+            replica("ns/high", "n1", "2", 100, json!({"app": "high"}), "high"),
+            replica("ns/low", "n1", "2", 1, json!({"app": "low"}), "low"),
+        ],
+        Ask {
+            edits: vec![drain("n1")],
+            ..Default::default()
+        },
+    );
+    // Waiting together, the higher priority goes first. When the lower one arrives first and
+    // takes the room, the higher one preempts it: the end is the same.
+    assert_eq!(
+        outcomes(&p),
+        pairs(&[("ns/high", "n2"), ("ns/low", "PENDING")])
+    );
+    assert_eq!(possible(&p, "ns/high"), [Some("n2")]);
+    assert_eq!(possible(&p, "ns/low"), [None]);
+    assert!(!result(&p, "ns/high").order_dependent);
+    assert!(!result(&p, "ns/low").order_dependent);
+    assert!(p.exploration.end_states >= 1 && !p.exploration.capped);
+}
+
+#[test]
+fn a_replacement_waits_for_its_terminating_predecessor_and_is_retried_when_it_is_gone() {
+    // db pods repel each other by zone. db-1's own predecessor, terminating on n1 in zone a,
+    // keeps its replacement out of zone a until it is gone (inter-pod anti-affinity counts
+    // terminating pods); zone b runs db-2. Nothing else competes: it ends on a2.
+    let db = |key: &str, node: &str| {
+        let mut p = replica(key, node, "1", 0, json!({"app": "db"}), "db");
+        p["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": LABEL_ZONE, "labelSelector": {"matchLabels": {"app": "db"}}}]}});
+        p
+    };
+    let items = vec![
+        zoned("a1", "4", "a"),
+        zoned("a2", "1", "a"),
+        zoned("b1", "4", "b"),
+        db("ns/db-1", "a1"),
+        db("ns/db-2", "b1"),
+    ];
+    let p = plan(
+        items.clone(),
+        Ask {
+            edits: vec![drain("a1")],
+            ..Default::default()
+        },
+    );
+    assert_eq!(outcomes(&p), pairs(&[("ns/db-1", "a2")]));
+    let r = result(&p, "ns/db-1");
+    assert_eq!(possible(&p, "ns/db-1"), [Some("a2")]);
+    assert!(!r.order_dependent);
+    assert_eq!(r.why, ["waited for ns/db-1 to terminate"]);
+
+    // A web pod drained with it wants a2's room too: if it is scheduled while db-1 still
+    // terminates, it takes the room and db-1's replacement, retried when db-1 is gone, stays
+    // pending; if db-1 is gone first, the replacement takes the room.
+    let mut items = items;
+    items.push(replica(
+        "ns/web",
+        "a1",
+        "1",
+        0,
+        json!({"app": "web"}),
+        "web",
+    ));
+    items.push(replica(
+        "ns/filler",
+        "b1",
+        "3",
+        0,
+        json!({"app": "filler"}),
+        "filler",
+    ));
+    let p = plan(
+        items,
+        Ask {
+            edits: vec![drain("a1")],
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        outcomes(&p),
+        pairs(&[("ns/db-1", "PENDING"), ("ns/web", "a2")])
+    );
+    assert_eq!(possible(&p, "ns/db-1"), [Some("a2"), None]);
+    assert_eq!(possible(&p, "ns/web"), [Some("a2"), None]);
+    // Its message is the one of its last retry, on the cluster as the plan leaves it: room, not
+    // anti-affinity, is what it lacks by then.
+    let Outcome::Pending { message } = &result(&p, "ns/db-1").outcome else {
+        panic!()
+    };
+    let fw = default_framework(Release::OLDEST.into());
+    let pod = &result(&p, "ns/db-1").pod;
+    let whatif = crate::explain::build(&fw, &p.snapshot, pod, &fw.schedule(&p.snapshot, pod));
+    assert_eq!(*message, whatif.message);
+    assert!(!message.contains("anti-affinity"), "{message}");
+    assert!(message.contains("Insufficient cpu"), "{message}");
+}
+
+#[test]
+fn a_replacement_may_see_its_siblings_still_running_or_already_terminating() {
+    // web spreads over zones with maxSkew 1 (terminating pods do not count). Draining a1: the
+    // first replacement scheduled while web-2 still runs may go to zone b; once web-2
+    // terminates, zone a is one short and takes it.
+    let web = |key: &str, node: &str| {
+        let mut p = replica(key, node, "1", 0, json!({"app": "web"}), "web");
+        p["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": LABEL_ZONE,
+            "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}]);
+        p
+    };
+    let p = plan(
+        vec![
+            zoned("a1", "4", "a"),
+            zoned("a2", "4", "a"),
+            zoned("b1", "8", "b"),
+            web("ns/web-1", "a1"),
+            web("ns/web-2", "a1"),
+            web("ns/web-3", "b1"),
+        ],
+        Ask {
+            edits: vec![drain("a1")],
+            ..Default::default()
+        },
+    );
+    // Most likely both evictions land first: zone a has none left, zone b one; the first
+    // replacement must go to zone a, the second may go either way and b1 is emptier.
+    assert_eq!(
+        outcomes(&p),
+        pairs(&[("ns/web-1", "a2"), ("ns/web-2", "b1")])
+    );
+    for pod in ["ns/web-1", "ns/web-2"] {
+        assert_eq!(possible(&p, pod), [Some("a2"), Some("b1")], "{pod}");
+        assert!(result(&p, pod).order_dependent, "{pod}");
+    }
+    assert!(report_of(&p).verdict.safe);
+}
+
+#[test]
+fn tied_nodes_are_all_possible_and_reported_whole() {
+    let items = vec![
+        node("n1", "4", json!({})),
+        node("a", "4", json!({})),
+        node("b", "4", json!({})),
+        node("c", "4", json!({})),
+        replica("ns/web-1", "n1", "1", 0, json!({}), "web"),
+    ];
+    let p = plan(
+        items,
+        Ask {
+            edits: vec![drain("n1")],
+            ..Default::default()
+        },
+    );
+    let r = result(&p, "ns/web-1");
+    assert_eq!(possible(&p, "ns/web-1"), [Some("a"), Some("b"), Some("c")]);
+    // A tie alone does not make it order-dependent.
+    assert!(!r.order_dependent);
+    let report = report_of(&p);
+    assert_eq!(report.pods[0].tied_nodes, ["a", "b", "c"]);
+    assert_eq!(report.pods[0].tied, 3);
+    assert_eq!(
+        r.why,
+        ["3 nodes tie for its best score: kube-scheduler picks one at random"]
+    );
+
+    // Two replicas that tie on two nodes with room for one each: each may end on either, and
+    // which one depends on the order.
+    let p = plan(
+        vec![
+            node("n1", "4", json!({})),
+            node("a", "1", json!({})),
+            node("b", "1", json!({})),
+            replica("ns/x", "n1", "1", 0, json!({"app": "x"}), "x"),
+            replica("ns/y", "n1", "1", 0, json!({"app": "y"}), "y"),
+        ],
+        Ask {
+            edits: vec![drain("n1")],
+            ..Default::default()
+        },
+    );
+    assert_eq!(outcomes(&p), pairs(&[("ns/x", "a"), ("ns/y", "b")]));
+    for pod in ["ns/x", "ns/y"] {
+        assert_eq!(possible(&p, pod), [Some("a"), Some("b")], "{pod}");
+        assert!(result(&p, pod).order_dependent, "{pod}");
+    }
+    assert!(report_of(&p).verdict.safe);
 }
 
 #[test]
@@ -409,6 +720,7 @@ fn daemon_set_and_mirror_pods_stay_and_bare_pods_need_force() {
             drain: Options {
                 force: true,
                 delete_emptydir_data: true,
+                timeout: None,
             },
             ..Default::default()
         },
@@ -432,7 +744,7 @@ fn daemon_set_and_mirror_pods_stay_and_bare_pods_need_force() {
 }
 
 #[test]
-fn the_queue_takes_higher_priority_first_then_the_older_pod() {
+fn the_queue_takes_higher_priority_first_then_the_first_to_arrive_not_the_older_pod() {
     let at = |mut p: Value, t: &str| {
         p["metadata"]["creationTimestamp"] = json!(t);
         p
@@ -441,11 +753,11 @@ fn the_queue_takes_higher_priority_first_then_the_older_pod() {
         node("n1", "8", json!({})),
         node("n2", "2", json!({})),
         at(
-            replica("ns/young", "n1", "2", 10, json!({}), "a"),
+            replica("ns/a-young", "n1", "2", 10, json!({}), "a"),
             "2026-01-03T00:00:00Z",
         ),
         at(
-            replica("ns/old", "n1", "2", 10, json!({}), "b"),
+            replica("ns/b-old", "n1", "2", 10, json!({}), "b"),
             "2026-01-01T00:00:00Z",
         ),
         at(
@@ -465,10 +777,13 @@ fn the_queue_takes_higher_priority_first_then_the_older_pod() {
         },
     );
     // Room for one on n2: `high` takes it; the others may not preempt equal or higher priority,
-    // and `low` can preempt nobody.
+    // and `low` can preempt nobody. Between equal priorities the replacement that arrived first
+    // goes first: kubectl evicts a-young before b-old (by name), and the replacements are new
+    // pods, so the old pods' creation times play no part.
     let order: Vec<String> = p.pods.iter().map(|r| r.pod.key()).collect();
-    assert_eq!(order, ["ns/high", "ns/old", "ns/young", "ns/low"]);
+    assert_eq!(order, ["ns/high", "ns/a-young", "ns/b-old", "ns/low"]);
     assert_eq!(outcomes(&p)[0].1, "n2");
+    assert!(p.pods.iter().all(|r| r.pod.creation_timestamp.is_none()));
 }
 
 #[test]
@@ -543,7 +858,7 @@ fn ties_go_to_the_first_node_by_name_or_to_a_seeded_choice() {
     let Outcome::Scheduled { node, tied, .. } = &p.pods[0].outcome else {
         panic!()
     };
-    assert_eq!((node.as_str(), *tied), ("a", 3));
+    assert_eq!((node.as_str(), tied.len()), ("a", 3));
     let chosen = |seed| outcomes(&plan(items(), ask(Some(seed))))[0].1.clone();
     assert_eq!(chosen(7), chosen(7));
     let mut seen: Vec<String> = (0..32).map(chosen).collect();

@@ -29,6 +29,8 @@ mod filtering;
 mod scoring;
 
 use common::*;
+// The plan's interaction relation reads the default constraints' selector as this plugin does.
+pub use common::default_selector;
 use filtering::*;
 use scoring::*;
 
