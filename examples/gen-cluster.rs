@@ -275,7 +275,8 @@ fn main() {
         pod_count: 0,
     };
     for (name, value, never) in [
-        ("system-cluster-critical-apps", 1_000_000, false),
+        // `system-` is reserved: an API server refuses any other PriorityClass of that prefix.
+        ("cluster-critical-apps", 1_000_000, false),
         ("high", 10_000, false),
         ("standard", 1_000, false),
         ("batch", 100, true),
@@ -347,7 +348,7 @@ fn main() {
             spec["serviceName"] = json!(app);
         }
         g.items.push(json!({"apiVersion": "apps/v1", "kind": owner_kind, "metadata": {"name": owner_name, "namespace": ns}, "spec": spec}));
-        g.items.push(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": app, "namespace": ns}, "spec": {"selector": {"app": app}}}));
+        g.items.push(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": app, "namespace": ns}, "spec": {"selector": {"app": app}, "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}}));
         if replicas > 2 {
             g.items.push(json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": app, "namespace": ns},
                 "spec": {"maxUnavailable": 1, "selector": selector}, "status": {"disruptionsAllowed": 1, "currentHealthy": replicas, "desiredHealthy": replicas - 1, "expectedPods": replicas}}));

@@ -2,6 +2,7 @@
 //! the live API (`live`), and how a snapshot is written back (`write`). Sources only produce API
 //! objects; everything after is pure.
 
+mod block_yaml;
 pub mod decode;
 pub mod events;
 pub mod file;
