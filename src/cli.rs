@@ -153,6 +153,27 @@ pub struct SchedulerArgs {
     pub serial: bool,
 }
 
+/// Which nodes the table shows (JSON and YAML always have every node).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Nodes in the table")]
+pub struct NodesArgs {
+    /// Show this node in full: every failing plugin with the facts behind its reasons, every
+    /// score with its inputs
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// Which nodes the table lists: grouped (the best feasible ones, the rejected ones grouped
+    /// by reason) or all (a row per node, as -o wide)
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = NodesShown::Grouped)]
+    pub nodes: NodesShown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NodesShown {
+    #[default]
+    Grouped,
+    All,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct WhatifArgs {
     /// The pod to place, or a Deployment, ReplicaSet, StatefulSet, ReplicationController, Job,
@@ -173,7 +194,36 @@ pub struct WhatifArgs {
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
     #[command(flatten)]
+    pub nodes: NodesArgs,
+    #[command(flatten)]
+    pub suggest: SuggestArgs,
+    #[command(flatten)]
     pub plan: PlanArgs,
+}
+
+/// "What would make it fit": verified changes after which a pending pod fits.
+#[derive(Args, Debug, Clone, Copy)]
+#[command(next_help_heading = "What would make it fit")]
+pub struct SuggestArgs {
+    /// For a pod that fits nowhere (or only by preemption): show up to N changes that make it
+    /// fit, each verified by running the scheduler again with the change
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 3,
+        conflicts_with = "no_suggest"
+    )]
+    pub suggest: usize,
+    /// Skip "What would make it fit"
+    #[arg(long)]
+    pub no_suggest: bool,
+}
+
+impl SuggestArgs {
+    /// How many suggestions to look for; 0 for none.
+    pub fn limit(&self) -> usize {
+        if self.no_suggest { 0 } else { self.suggest }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -198,6 +248,10 @@ pub struct ExplainArgs {
     pub field_selector: Option<String>,
     #[command(flatten)]
     pub scheduler: SchedulerArgs,
+    #[command(flatten)]
+    pub nodes: NodesArgs,
+    #[command(flatten)]
+    pub suggest: SuggestArgs,
     /// With --all-pending: the pending pods are scheduled one after another on the changed
     /// cluster
     #[command(flatten)]

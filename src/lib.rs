@@ -22,6 +22,7 @@ pub mod plugins;
 pub mod preemption;
 pub mod release;
 pub mod source;
+pub mod suggest;
 pub mod term;
 #[cfg(test)]
 pub mod testing;

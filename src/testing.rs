@@ -45,6 +45,16 @@ pub fn cluster(items: Vec<Value>) -> Arc<Cluster> {
     )
 }
 
+/// A pod manifest parsed as the loader parses it.
+pub fn parsed_pod(pod: Value) -> crate::model::pod::Pod {
+    convert_pod(
+        serde_json::from_value(pod).unwrap(),
+        &Parse::new(&Interner::new()),
+    )
+    .unwrap()
+    .into_pod()
+}
+
 /// Schedules `pod` on `cluster` with v1.34.1's default profile and explains the result.
 pub fn explain(cluster: Arc<Cluster>, pod: Value) -> Explanation {
     explain_as(Release::OLDEST, cluster, pod)
@@ -52,12 +62,7 @@ pub fn explain(cluster: Arc<Cluster>, pod: Value) -> Explanation {
 
 /// The same with the default profile of `release`.
 pub fn explain_as(release: Release, cluster: Arc<Cluster>, pod: Value) -> Explanation {
-    let p = convert_pod(
-        serde_json::from_value(pod).unwrap(),
-        &Parse::new(&Interner::new()),
-    )
-    .unwrap()
-    .into_pod();
+    let p = parsed_pod(pod);
     let snapshot = Snapshot::new(cluster, None);
     let fw = default_framework(release.into());
     let result = fw.schedule(&snapshot, &p);

@@ -51,17 +51,23 @@ fn wide_table_has_a_column_per_score_plugin() {
         .output()
         .unwrap();
     let out = String::from_utf8(out.stdout).unwrap();
-    for plugin in [
-        "DynamicResources",
-        "ImageLocality",
-        "NodeAffinity",
-        "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit",
-        "TaintToleration",
+    let header = out.lines().find(|l| l.starts_with(" NODE ")).unwrap();
+    let legend = out.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+    for (short, plugin) in [
+        ("DR", "DynamicResources"),
+        ("IL", "ImageLocality"),
+        ("NA", "NodeAffinity"),
+        ("NRBA", "NodeResourcesBalancedAllocation"),
+        ("NRF", "NodeResourcesFit"),
+        ("TT", "TaintToleration"),
     ] {
         assert!(
-            out.lines().nth(2).unwrap().contains(plugin),
-            "no {plugin} column:\n{out}"
+            header.split_whitespace().any(|h| h == short),
+            "no {short} column:\n{out}"
+        );
+        assert!(
+            legend.contains(&format!("{short} {plugin}")),
+            "{short} is not in the legend:\n{out}"
         );
     }
     insta::assert_snapshot!("whatif_ssd_only_wide", out);
@@ -1250,5 +1256,270 @@ fn removed_api_versions_are_read_as_the_current_one() {
     assert!(
         err.contains("unsupported value \"extensions/v1beta1\" for kind Deployment"),
         "{err}"
+    );
+}
+
+/// "What would make it fit": on by default for a pod that fits nowhere or only by preemption,
+/// `--suggest N` bounds it, `--no-suggest` drops it; JSON carries the same suggestions.
+#[test]
+fn what_would_make_it_fit_at_80_columns_with_and_without_colour() {
+    let checkout = pod("checkout-critical.yaml");
+    let base = ["whatif", "--snapshot", &demo(), "-f", &checkout];
+    for colour in ["never", "always"] {
+        let mut args = base.to_vec();
+        args.extend(["--suggest", "2", "--color", colour]);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 1, "{err}");
+        let section = &out[out.find("What would make it fit").expect("the section")..];
+        assert!(
+            without_our_colours(section)
+                .lines()
+                .all(|l| l.chars().count() <= 80),
+            "a line is wider than 80 columns:\n{section}"
+        );
+        insta::assert_snapshot!(format!("whatif_suggestions_80_{colour}"), section);
+    }
+    let mut args = base.to_vec();
+    args.push("--no-suggest");
+    let (_, out, _) = run(&args);
+    assert!(!out.contains("What would make it fit"), "{out}");
+    let mut args = base.to_vec();
+    args.extend(["--suggest", "1", "-o", "json"]);
+    let (_, out, _) = run(&args);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let suggestions = v["suggestions"].as_array().unwrap();
+    assert_eq!(suggestions.len(), 1);
+    for key in [
+        "kind",
+        "description",
+        "edits",
+        "podPatch",
+        "fitsOn",
+        "evicts",
+        "alsoPlaces",
+    ] {
+        assert!(suggestions[0].get(key).is_some(), "no {key}: {out}");
+    }
+    assert!(v["suggestionsTried"].as_u64().unwrap() >= 1);
+    // A pod that fits has no section.
+    let (code, out, _) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("web.yaml"),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("\"suggestions\""));
+}
+
+/// A pod edit is an RFC 6902 patch, and the cluster changes of `explain --all-pending` are
+/// ranked by the pending pods they place.
+#[test]
+fn explain_suggests_pod_edits_and_all_pending_ranks_cluster_changes() {
+    let (code, out, _) = run(&[
+        "explain",
+        "--snapshot",
+        &demo(),
+        "-n",
+        "shop",
+        "pod/search-indexer-7c9d5",
+        "--suggest",
+        "10",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let patched = v["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "pod")
+        .expect("a pod edit");
+    assert!(patched["podPatch"][0]["op"].is_string(), "{patched}");
+    for colour in ["never", "always"] {
+        let (code, out, _) = run(&[
+            "explain",
+            "--snapshot",
+            &demo(),
+            "--all-pending",
+            "--color",
+            colour,
+        ]);
+        assert_eq!(code, 1);
+        let section = &out[out.find("What would place them").expect("the section")..];
+        insta::assert_snapshot!(
+            format!("explain_all_pending_suggestions_80_{colour}"),
+            section
+        );
+    }
+}
+
+/// The verdict-first table, on the demo cluster and on one examples/gen-cluster wrote
+/// (`--nodes 150 --pods-per-node 8 --seed 1`), at 80 and 200 columns, with colour and with
+/// NO_COLOR: the same text either way, no line wider than the terminal, a screen at most.
+#[test]
+fn grouped_table_goldens() {
+    let generated = root()
+        .join("fixtures/clusters/generated-150.json.gz")
+        .display()
+        .to_string();
+    let cases = [
+        ("demo_checkout", demo(), "checkout-critical.yaml"),
+        ("generated_too_big", generated.clone(), "gen-too-big.yaml"),
+        ("generated_gateway", generated, "gen-gateway.yaml"),
+    ];
+    for (name, cluster, file) in cases {
+        let args = ["whatif", "--snapshot", &cluster, "-f", &pod(file)];
+        for columns in ["80", "200"] {
+            let out = |colour: bool| {
+                let mut c = sched();
+                c.env("COLUMNS", columns).args(args);
+                if colour {
+                    c.args(["--color", "always"]);
+                } else {
+                    c.env("NO_COLOR", "1");
+                }
+                String::from_utf8(c.output().unwrap().stdout).unwrap()
+            };
+            let (coloured, plain) = (out(true), out(false));
+            assert!(coloured.contains("\u{1b}["), "--color always must colour");
+            assert!(!plain.contains('\u{1b}'), "NO_COLOR must turn colours off");
+            assert_eq!(without_our_colours(&coloured), plain);
+            let width: usize = columns.parse().unwrap();
+            assert!(
+                plain.lines().all(|l| l.chars().count() <= width),
+                "a line is wider than {width} columns:\n{plain}"
+            );
+            assert!(
+                plain.lines().count() <= 40,
+                "longer than a screen:\n{plain}"
+            );
+            insta::assert_snapshot!(format!("grouped_{name}_{columns}"), plain);
+            insta::assert_snapshot!(format!("grouped_{name}_{columns}_colour"), coloured);
+        }
+    }
+}
+
+/// `--node NAME`: one node in full, a rejected one with every failing plugin's facts and a
+/// feasible one with every score's inputs; an unknown name is bad input.
+#[test]
+fn one_node_in_full() {
+    let generated = root()
+        .join("fixtures/clusters/generated-150.json.gz")
+        .display()
+        .to_string();
+    let rejected = "ip-10-0-0-100.eu-west-1.compute.internal";
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &generated,
+        "-f",
+        &pod("gen-gateway.yaml"),
+        "--node",
+        rejected,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("held by search-0/"), "{out}");
+    insta::assert_snapshot!("node_in_full_rejected", out);
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("ssd-only.yaml"),
+        "--node",
+        "worker-b1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("NodeResourcesFit 34 (raw 34)"), "{out}");
+    insta::assert_snapshot!("node_in_full_feasible", out);
+    let (code, _, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("ssd-only.yaml"),
+        "--node",
+        "nowhere",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--node nowhere: the cluster has no such node"),
+        "{err}"
+    );
+}
+
+/// `--nodes all` lists every node with the facts behind its first failing plugin.
+#[test]
+fn every_node_with_its_facts() {
+    let (code, out, err) = run(&[
+        "whatif",
+        "--snapshot",
+        &demo(),
+        "-f",
+        &pod("ssd-only.yaml"),
+        "--nodes",
+        "all",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for node in [
+        "worker-b1",
+        "worker-a1",
+        "cp-1",
+        "gpu-b1",
+        "worker-a2",
+        "worker-b2",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!(" {node} "))),
+            "{out}"
+        );
+    }
+    assert!(out.contains("nodeSelector disktype=ssd:"), "{out}");
+}
+
+/// `explain --all-pending`: a row per group of pods held back alike, naming their owners and
+/// pods; the JSON has the groups too.
+#[test]
+fn pending_pods_grouped_by_cause_with_their_owners() {
+    let workloads = root()
+        .join("fixtures/clusters/workloads.yaml")
+        .display()
+        .to_string();
+    let (code, out, err) = run(&["explain", "--all-pending", "--snapshot", &workloads]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("ReplicaSet web-7b9c2"), "{out}");
+    insta::assert_snapshot!("all_pending_grouped_80", out);
+    let (_, json, _) = run(&[
+        "explain",
+        "--all-pending",
+        "--snapshot",
+        &workloads,
+        "-o",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let groups = json["groups"].as_array().unwrap();
+    let pods: usize = groups
+        .iter()
+        .map(|g| g["pods"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(pods, json["pods"].as_array().unwrap().len());
+    let web = groups
+        .iter()
+        .find(|g| g["owners"] == serde_json::json!(["ReplicaSet web-7b9c2"]))
+        .expect("the web-7b9c2 pods are in one group");
+    // With a pod of no controller held back alike.
+    assert_eq!(
+        web["pods"],
+        serde_json::json!([
+            "default/debug",
+            "shop/web-7b9c2-a1b2c",
+            "shop/web-7b9c2-d3e4f"
+        ])
     );
 }

@@ -9,6 +9,8 @@
 //! piece (`case: why` for every release, `case@v1.36.3: why` for one); a test fails if its case
 //! fails unlisted or passes listed, and the list fails if an entry names no case.
 //!
+//! Every run also checks the facts behind the reasons against the case (`conformance/facts.rs`).
+//!
 //! A case whose configuration has extenders runs with `--call-extenders` against the fake
 //! extender of the fixtures' README (`support::extender`), started for each run.
 //!
@@ -16,6 +18,10 @@
 //! 1.35, 1.35 and 1.36, v1.36.2 and v1.36.3), as `compare:<case>@<base>..<other>`: the
 //! differences it reports must be exactly those between the two expected files, computed here.
 
+#[path = "conformance/facts.rs"]
+mod facts;
+#[path = "conformance/suggestions.rs"]
+mod suggestions;
 mod support;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -185,14 +191,20 @@ fn calls_match_fake(ours: &Value, fake: &FakeExtender) -> Result<(), String> {
     }
 }
 
+fn extenders_configured(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("config.yaml"))
+        .ok()
+        .and_then(|config| serde_saphyr::from_str::<Value>(&config).ok())
+        .is_some_and(|c| c["extenders"].as_array().is_some_and(|e| !e.is_empty()))
+}
+
 /// The fake extender for a case whose configuration has extenders, and that configuration
 /// pointed at it.
 fn fake_extender(dir: &Path) -> Option<(FakeExtender, tempfile::NamedTempFile)> {
-    let config = std::fs::read_to_string(dir.join("config.yaml")).ok()?;
-    let parsed: Value = serde_saphyr::from_str(&config).ok()?;
-    if parsed["extenders"].as_array().is_none_or(Vec::is_empty) {
+    if !extenders_configured(dir) {
         return None;
     }
+    let config = std::fs::read_to_string(dir.join("config.yaml")).ok()?;
     let answers = std::fs::read_to_string(dir.join("extenders.yaml")).unwrap_or_default();
     let fake = FakeExtender::start(&config, &answers);
     let mut file = tempfile::NamedTempFile::new().expect("temporary config");
@@ -291,6 +303,13 @@ fn run_case(dir: &Path, expected_file: &str, release: &str, serial: bool) -> Res
     normalise_reasons(&mut expected);
     let actual = reshape(&ours, &expected);
     let mut d = diff(&expected, &actual);
+    if serial.is_empty() {
+        d.extend(
+            facts::check(&facts::Case::read(dir), &ours)
+                .into_iter()
+                .map(|p| format!("  facts: {p}")),
+        );
+    }
     if let Some(fake) = &fake
         && let Err(e) = calls_match_fake(&ours, fake)
     {
@@ -475,6 +494,15 @@ fn main() {
                 .into_iter()
                 .find(|k| known.contains_key(k.as_str()))
                 .cloned();
+            // Suggestions are not made with --call-extenders, which those cases need.
+            if !extenders_configured(dir) {
+                let (dir, case) = (dir.clone(), name.clone());
+                trials.push(Trial::test(format!("suggestions:{name}"), move || {
+                    suggestions::check(&dir, release)
+                        .map(|_| ())
+                        .map_err(|e| Failed::from(format!("suggestions of {case}: {e}")))
+                }));
+            }
             let (dir, tally) = (dir.clone(), tally.clone());
             trials.push(Trial::test(name.clone(), move || {
                 let result = check(&dir, file, release);

@@ -14,8 +14,9 @@ const FLOORS: &[&[&str]] = &[
     &["preemption"],
     &["plugins"],
     &["explain", "plan", "lease"],
-    // Two releases' answers side by side: explanations and plans compared.
-    &["compare"],
+    // Each floor's answers put side by side: two releases' (compare), the changes that would
+    // make a pod fit (suggest).
+    &["compare", "suggest"],
 ];
 /// I/O edges: they may use the pure floors; no pure floor uses them.
 const EDGES: &[&str] = &["source", "extender"];
@@ -347,7 +348,7 @@ fn lower_floors_never_import_higher_ones() {
         }
         // Renderers: `<module>::table`, named from outside the app.
         if top != "app" {
-            for m in ["explain", "plan", "lease", "compare"] {
+            for m in ["explain", "plan", "lease", "compare", "suggest"] {
                 let inside = top == m && path.get(1).is_none_or(|p| p != "table");
                 let names_it = code.contains(&format!("crate::{m}::table"))
                     || (inside && code.contains("table::"));

@@ -10,7 +10,7 @@ use super::reads_like::OtherReleases;
 use super::render::{print_structured, print_text, table_options};
 use super::resource;
 use super::source::Source;
-use super::whatif::render;
+use super::whatif::{explanation, render, suggestions, without_replaced};
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
 use crate::cli::{ExplainArgs, GlobalArgs, Output};
 use crate::explain::{self, Explanation};
@@ -100,6 +100,8 @@ fn scheduler_event(
 struct Explained<'a> {
     #[serde(flatten)]
     explanation: &'a Explanation,
+    #[serde(flatten)]
+    suggestions: Option<&'a crate::suggest::Suggestions>,
     #[serde(skip_serializing_if = "Option::is_none")]
     scheduler_event: Option<SchedulerEvent>,
 }
@@ -214,22 +216,42 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> Outcome {
     let mut candidate = (*pod).clone();
     candidate.node_name = None;
     let result = fw.schedule(&snapshot, &candidate);
-    let explanation = explain::build(fw, &snapshot, &candidate, &result);
+    let explanation = explanation(global, &args.nodes, fw, &snapshot, &candidate, &result);
     if let Some(others) = compare::other(global, &args.scheduler, fw.release)? {
         return compare::pod(global, &others, &snapshot, &candidate, &explanation);
     }
     let others = OtherReleases::new(global, &args.scheduler, fw.release);
     let event = scheduler_event(&cluster, &pod, &explanation, (&others, &snapshot));
+    let suggestions = if args.suggest.limit() > 0 && !explanation.fits() {
+        // The pod as `whatif -f` places its manifest: off the cluster, nominated nowhere.
+        let rest = without_replaced(cluster.clone(), Some(&pod));
+        let snapshot = Snapshot::new(rest.clone(), None);
+        suggestions(
+            &crate::suggest::Problem {
+                fws: &fws,
+                fw,
+                cluster: &rest,
+                snapshot: &snapshot,
+                pod: &candidate,
+                explanation: &explanation,
+                pod_edits: true,
+            },
+            args.suggest,
+        )
+    } else {
+        None
+    };
     match global.output {
         Output::Json | Output::Yaml => print_structured(
             &Explained {
                 explanation: &explanation,
+                suggestions: suggestions.as_ref(),
                 scheduler_event: event,
             },
             global.output,
         )?,
         Output::Table | Output::Wide => {
-            render(global, &explanation)?;
+            render(global, &args.nodes, &explanation, suggestions.as_ref())?;
             // Events are expected from a live cluster and from snapshots this tool wrote.
             let expected = pod.node_name.is_none() && events_expected(&source, &cluster);
             print_text(
@@ -399,12 +421,60 @@ impl Selection {
     }
 }
 
-/// `explain --all-pending -o json|yaml`: the release modelled, and a row per pending pod.
+/// `explain --all-pending -o json|yaml`: the release modelled, a row per pending pod, and the
+/// pods grouped by what holds them back.
 #[derive(Serialize)]
-struct PendingReport {
+struct PendingReport<'a> {
     #[serde(flatten)]
     release: ReleaseChoice,
-    pods: Vec<PendingRow>,
+    pods: &'a [PendingRow],
+    groups: Vec<PendingGroup<'a>>,
+    /// Cluster changes ranked by how many of the pending pods they place.
+    #[serde(flatten)]
+    suggestions: crate::suggest::pending::PendingSuggestions,
+}
+
+/// Pending pods held back alike: the same verdict and brief cause.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PendingGroup<'a> {
+    fits: Option<bool>,
+    reason: &'a str,
+    /// Their controllers (`ReplicaSet web-7f9c`), in the order of their first pod.
+    owners: Vec<&'a str>,
+    /// `namespace/name`, in name order.
+    pods: Vec<&'a str>,
+}
+
+/// The rows grouped by verdict and cause, the largest group first (within a size, the order of
+/// their first pod).
+fn pending_groups(rows: &[PendingRow]) -> Vec<PendingGroup<'_>> {
+    let mut groups: Vec<PendingGroup> = Vec::new();
+    for r in rows {
+        let group = match groups
+            .iter_mut()
+            .find(|g| (g.fits, g.reason) == (r.fits, r.reason.as_str()))
+        {
+            Some(g) => g,
+            None => {
+                groups.push(PendingGroup {
+                    fits: r.fits,
+                    reason: &r.reason,
+                    owners: Vec::new(),
+                    pods: Vec::new(),
+                });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        group.pods.push(&r.pod);
+        if let Some(o) = r.owner.as_deref()
+            && !group.owners.contains(&o)
+        {
+            group.owners.push(o);
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.pods.len()));
+    groups
 }
 
 /// One pending pod in brief.
@@ -412,6 +482,9 @@ struct PendingReport {
 #[serde(rename_all = "camelCase")]
 struct PendingRow {
     pod: String,
+    /// Its controller: `ReplicaSet web-7f9c`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
     /// `None` when no profile serves the pod's schedulerName (another scheduler's pod).
     fits: Option<bool>,
     selected: Vec<Str>,
@@ -499,6 +572,11 @@ struct Assessed {
     explanation: Option<Explanation>,
 }
 
+/// A pod's controller as `Kind name`.
+fn owner(pod: &Pod) -> Option<String> {
+    pod.controller().map(|o| format!("{} {}", o.kind, o.name))
+}
+
 /// Schedules a pending pod with the profile that serves it.
 fn assess(
     fws: &[Framework],
@@ -514,6 +592,7 @@ fn assess(
         return Assessed {
             row: PendingRow {
                 pod: pod.key(),
+                owner: owner(pod),
                 fits: None,
                 selected: Vec::new(),
                 nominated_node: None,
@@ -537,6 +616,7 @@ fn assess(
     Assessed {
         row: PendingRow {
             pod: pod.key(),
+            owner: owner(pod),
             fits: Some(e.fits()),
             selected: e.selected.clone(),
             nominated_node: nominated.map(|p| p.nominated_node.clone()),
@@ -586,10 +666,23 @@ fn all_pending_pods(
         );
     }
 
-    let rows: Vec<PendingRow> = pending
+    let assessed: Vec<Assessed> = pending
         .iter()
-        .map(|pod| assess(&fws, &snapshot, &cluster, pod, &others).row)
+        .map(|pod| assess(&fws, &snapshot, &cluster, pod, &others))
         .collect();
+    let explained: Vec<(&Arc<Pod>, &Explanation)> = pending
+        .iter()
+        .zip(&assessed)
+        .filter_map(|(pod, a)| Some((*pod, a.explanation.as_ref()?)))
+        .collect();
+    let suggestions = crate::suggest::pending::suggest(
+        &fws,
+        &cluster,
+        &snapshot,
+        &explained,
+        args.suggest.limit(),
+    );
+    let rows: Vec<PendingRow> = assessed.into_iter().map(|a| a.row).collect();
     let unschedulable = rows.iter().any(|r| r.fits == Some(false));
 
     let release = fws[0].release;
@@ -597,14 +690,23 @@ fn all_pending_pods(
         Output::Json | Output::Yaml => print_structured(
             &PendingReport {
                 release,
-                pods: rows,
+                groups: pending_groups(&rows),
+                pods: &rows,
+                suggestions,
             },
             global.output,
         )?,
         Output::Table | Output::Wide => {
             let opts = table_options(global);
             let header = release.header(opts.style, opts.width);
-            print_text(global, &format!("{header}\n{}", pending_table(&rows, opts)));
+            print_text(
+                global,
+                &format!(
+                    "{header}\n{}{}",
+                    pending_table(&rows, opts),
+                    crate::suggest::table::render_pending(&suggestions, opts)
+                ),
+            );
         }
     }
     Ok(if unschedulable {
@@ -736,6 +838,7 @@ fn workload(
                     reason: first.row.reason.clone(),
                     explanation: first.explanation.as_ref().map(|e| Explained {
                         explanation: e,
+                        suggestions: None,
                         scheduler_event: first.row.scheduler_event.clone(),
                     }),
                 }
@@ -809,7 +912,11 @@ fn workload_text(report: &WorkloadReport, events: bool, opts: TableOptions) -> S
         let _ = writeln!(out, "{}", style.bold(&term::prose(&heading, opts.width, 2)));
         match &g.explanation {
             Some(e) => {
-                out.push_str(&explain::table::render(e.explanation, opts));
+                out.push_str(&explain::table::render(
+                    e.explanation,
+                    opts,
+                    explain::table::View::default(),
+                ));
                 out.push_str(&event_lines(e.scheduler_event.as_ref(), events, style));
             }
             None => {
@@ -828,60 +935,96 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
     if rows.is_empty() {
         return "No pending pods.\n".into();
     }
-    let mut groups: Vec<(&str, Vec<&PendingRow>)> = Vec::new();
-    for r in rows {
-        match groups.iter_mut().find(|(cause, _)| *cause == r.reason) {
-            Some((_, members)) => members.push(r),
-            None => groups.push((&r.reason, vec![r])),
-        }
-    }
-    // Stable: within a size, causes keep the order of their first pod.
-    groups.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
-    let reason = if opts.wide {
-        Column::new("REASON", Fit::Wrap { min: 30 })
-    } else {
-        Column::new("REASON", Fit::Cut { min: 30 })
+    let groups = pending_groups(rows);
+    let fits = |f: Option<bool>| match f {
+        Some(true) => style.good("yes"),
+        Some(false) => style.bad("no"),
+        None => style.dim("-"),
     };
-    let mut table = Table::new(vec![
-        Column::new("POD", Fit::Keep),
-        Column::new("FITS", Fit::Keep),
-        reason,
-        Column::new("KUBE-SCHEDULER", Fit::Keep),
-    ]);
-    for r in groups.iter().flat_map(|(_, members)| members) {
-        let fits = match r.fits {
-            Some(true) => style.good("yes"),
-            Some(false) => style.bad("no"),
-            None => style.dim("-"),
-        };
-        let said = match &r.scheduler_event {
-            Some(ev) if ev.matches => style.good("same"),
-            Some(ev) => match ev.reads_like.first() {
-                Some(r) => style.warn(&format!("reads like {r}")),
-                None => style.warn("differs"),
-            },
-            None => style.dim("-"),
-        };
-        let reason = if opts.wide && !r.message.is_empty() {
-            r.message.clone()
-        } else {
-            r.reason.clone()
-        };
-        table.row(vec![r.pod.clone(), fits, reason, said]);
-    }
-    let mut out = table.render(opts.width, opts.wide);
-    let shared: Vec<_> = groups.iter().filter(|(_, m)| m.len() > 1).collect();
-    if !shared.is_empty() {
-        out.push('\n');
-        for (cause, members) in shared {
-            let _ = writeln!(out, "{} pods: {cause}", members.len());
+    let mut out = if opts.wide {
+        // Every pod with its whole message, pods held back alike together.
+        let mut table = Table::new(vec![
+            Column::new("POD", Fit::Keep),
+            Column::new("OWNER", Fit::Keep),
+            Column::new("FITS", Fit::Keep),
+            Column::new("MESSAGE", Fit::Wrap { min: 30 }),
+            Column::new("KUBE-SCHEDULER", Fit::Keep),
+        ]);
+        for g in &groups {
+            for r in rows.iter().filter(|r| g.pods.contains(&r.pod.as_str())) {
+                let said = match &r.scheduler_event {
+                    Some(ev) if ev.matches => style.good("same"),
+                    Some(ev) => match ev.reads_like.first() {
+                        Some(r) => style.warn(&format!("reads like {r}")),
+                        None => style.warn("differs"),
+                    },
+                    None => style.dim("-"),
+                };
+                let message = if r.message.is_empty() {
+                    r.reason.clone()
+                } else {
+                    r.message.clone()
+                };
+                let owner = r.owner.clone().unwrap_or_default();
+                table.row(vec![r.pod.clone(), owner, fits(r.fits), message, said]);
+            }
         }
-    }
+        table.render(opts.width, opts.wide)
+    } else {
+        // A row per group: how many pods, their verdict and cause, and who they are.
+        let mut table = Table::new(vec![
+            Column::new("PODS", Fit::Keep).right(),
+            Column::new("FITS", Fit::Keep),
+            Column::new("REASON", Fit::Wrap { min: 24 }),
+            Column::new("OWNERS / PODS", Fit::Wrap { min: 24 }),
+            Column::new("KUBE-SCHEDULER", Fit::Keep),
+        ]);
+        for g in &groups {
+            let events: Vec<&SchedulerEvent> = rows
+                .iter()
+                .filter(|r| g.pods.contains(&r.pod.as_str()))
+                .filter_map(|r| r.scheduler_event.as_ref())
+                .collect();
+            let differing: Vec<&SchedulerEvent> =
+                events.iter().copied().filter(|e| !e.matches).collect();
+            // Differing events that all read like one other release name it, as a pod's row does.
+            let reads_like = differing
+                .first()
+                .and_then(|e| e.reads_like.first())
+                .filter(|r| differing.iter().all(|e| e.reads_like.first() == Some(*r)));
+            let count = match differing.len() {
+                1 => String::new(),
+                n => format!(" ({n})"),
+            };
+            let said = match reads_like {
+                _ if differing.is_empty() && !events.is_empty() => style.good("same"),
+                _ if differing.is_empty() => style.dim("-"),
+                Some(r) => style.warn(&format!("reads like {r}{count}")),
+                None => style.warn(&format!("differs{count}")),
+            };
+            let who = if g.owners.is_empty() || g.pods.len() == 1 {
+                explain::list_names(&g.pods)
+            } else {
+                format!(
+                    "{} ({})",
+                    explain::list_names(&g.owners),
+                    explain::list_names(&g.pods)
+                )
+            };
+            table.row(vec![
+                g.pods.len().to_string(),
+                fits(g.fits),
+                g.reason.to_string(),
+                who,
+                said,
+            ]);
+        }
+        table.render(opts.width, false)
+    };
     let fitting = rows.iter().filter(|r| r.fits == Some(true)).count();
     let stuck = rows.iter().filter(|r| r.fits == Some(false)).count();
-    let _ = writeln!(
-        out,
-        "\n{} pending pod(s): {fitting} would be scheduled now, {stuck} fit no node{}",
+    let summary = format!(
+        "{} pending pod(s): {fitting} would be scheduled now, {stuck} fit no node{}",
         rows.len(),
         if rows
             .iter()
@@ -892,11 +1035,13 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
             ""
         }
     );
+    let width = if opts.wide { u16::MAX } else { opts.width };
+    let _ = writeln!(out, "\n{}", crate::term::prose(&summary, width, 2));
     if !opts.wide {
         let _ = writeln!(
             out,
             "{}",
-            style.dim("-o wide gives each pod's whole message")
+            style.dim("-o wide lists each pod with its owner and whole message")
         );
     }
     out

@@ -7,15 +7,18 @@ use super::render::{print_structured, print_text, table_options};
 use super::source::{Source, limits};
 use super::workload::load_pod;
 use super::{EXIT_FITS, EXIT_UNSCHEDULABLE, Failure, Outcome};
-use crate::cli::{GlobalArgs, Output, WhatifArgs};
+use crate::cli::{GlobalArgs, NodesArgs, NodesShown, Output, SuggestArgs, WhatifArgs};
 use crate::explain;
 use crate::framework::runner::Framework;
+use crate::framework::schedule_one::CycleResult;
 use crate::framework::sequence;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::pod::Pod;
 use crate::source::file;
+use crate::suggest::{self, Suggestions};
 use anyhow::anyhow;
+use serde::Serialize;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
@@ -89,13 +92,25 @@ pub fn run(global: &GlobalArgs, args: &WhatifArgs) -> Outcome {
         )));
     }
     let Some(replicas) = replicas else {
-        let snapshot = Snapshot::new(cluster, None);
+        let snapshot = Snapshot::new(cluster.clone(), None);
         let result = fw.schedule(&snapshot, &pod);
-        let explanation = explain::build(fw, &snapshot, &pod, &result);
+        let explanation = explanation(global, &args.nodes, fw, &snapshot, &pod, &result);
         if let Some(others) = &others {
             return compare::pod(global, others, &snapshot, &pod, &explanation);
         }
-        render(global, &explanation)?;
+        let suggestions = suggestions(
+            &suggest::Problem {
+                fws: &fws,
+                fw,
+                cluster: &cluster,
+                snapshot: &snapshot,
+                pod: &pod,
+                explanation: &explanation,
+                pod_edits: workload.object.is_none(),
+            },
+            args.suggest,
+        );
+        render(global, &args.nodes, &explanation, suggestions.as_ref())?;
         return Ok(if explanation.fits() {
             EXIT_FITS
         } else {
@@ -200,11 +215,76 @@ fn max_replicas(snapshot: &Snapshot) -> usize {
         + 1
 }
 
-pub fn render(global: &GlobalArgs, e: &explain::Explanation) -> Result<(), Failure> {
+/// A pod's explanation with the inputs behind the scores it will show: every feasible node's in
+/// JSON and YAML, the `--node` one's in a table, none otherwise.
+pub fn explanation(
+    global: &GlobalArgs,
+    nodes: &NodesArgs,
+    fw: &Framework,
+    snapshot: &Snapshot,
+    pod: &Pod,
+    result: &CycleResult,
+) -> explain::Explanation {
+    let mut e = explain::build(fw, snapshot, pod, result);
+    let only = match global.output {
+        Output::Json | Output::Yaml => None,
+        Output::Table | Output::Wide => match nodes.node.as_deref() {
+            Some(name) => Some(name),
+            None => return e,
+        },
+    };
+    explain::add_score_inputs(&mut e, fw, snapshot, pod, result, only);
+    e
+}
+
+/// "What would make it fit", for a pod that fits nowhere or only by preemption, unless
+/// `--no-suggest`.
+pub fn suggestions(p: &suggest::Problem, args: SuggestArgs) -> Option<Suggestions> {
+    let limit = args.limit();
+    (limit > 0 && !p.explanation.fits()).then(|| suggest::suggest(p, limit))
+}
+
+/// An explanation, and the suggestions when there are any: JSON and YAML carry both.
+#[derive(Serialize)]
+struct Suggested<'a> {
+    #[serde(flatten)]
+    explanation: &'a explain::Explanation,
+    #[serde(flatten)]
+    suggestions: Option<&'a Suggestions>,
+}
+
+pub fn render(
+    global: &GlobalArgs,
+    nodes: &NodesArgs,
+    e: &explain::Explanation,
+    suggestions: Option<&Suggestions>,
+) -> Result<(), Failure> {
     match global.output {
-        Output::Json | Output::Yaml => print_structured(e, global.output),
+        Output::Json | Output::Yaml => print_structured(
+            &Suggested {
+                explanation: e,
+                suggestions,
+            },
+            global.output,
+        ),
         Output::Table | Output::Wide => {
-            print_text(global, &explain::table::render(e, table_options(global)));
+            if let Some(name) = nodes.node.as_deref()
+                && !e.nodes.iter().any(|n| n.name.as_str() == name)
+            {
+                return Err(Failure::bad_input(anyhow!(
+                    "--node {name}: the cluster has no such node"
+                )));
+            }
+            let view = explain::table::View {
+                node: nodes.node.as_deref(),
+                all_nodes: nodes.nodes == NodesShown::All,
+            };
+            let opts = table_options(global);
+            let mut text = explain::table::render(e, opts, view);
+            if let Some(s) = suggestions {
+                text.push_str(&suggest::table::render(s, opts));
+            }
+            print_text(global, &text);
             Ok(())
         }
     }

@@ -2,10 +2,13 @@
 //! suite and the table view all read. Built from a `CycleResult`; renderers live beside it.
 
 pub mod extenders;
+pub mod facts;
 pub mod placement;
 pub mod table;
 
 use crate::dra::allocator::RequestCensus;
+use crate::framework::facts::{Detail, ScoreInput};
+use crate::framework::plugin::Cx;
 use crate::framework::runner::Framework;
 use crate::framework::schedule_one::{CycleResult, NodeOutcome};
 use crate::framework::snapshot::Snapshot;
@@ -59,11 +62,58 @@ pub struct NodeExplanation {
     /// devices there that could serve it and why the others cannot.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<RequestCensus>,
+    /// What each failing plugin saw, behind its reasons (README: the facts schema).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<FactExplanation>,
+    /// Per Score plugin (feasible nodes): its raw score and the inputs behind it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub score_inputs: BTreeMap<&'static str, ScoreInputsExplanation>,
     /// Where DynamicResources rejected the node only because this release's allocator keeps
     /// what a device it rejected or backtracked from took: the release that gives it back and
     /// allocates the pod's claims here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocator_fixed_in: Option<Release>,
+}
+
+/// One fact: the plugin, the reason it explains (upstream's text, as in `reasons`), and the
+/// plugin's typed fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FactExplanation {
+    pub plugin: &'static str,
+    pub reason: String,
+    pub detail: Detail,
+}
+
+impl Serialize for FactExplanation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("plugin", self.plugin)?;
+        m.serialize_entry("reason", &self.reason)?;
+        self.detail.serialize_fields(&mut m)?;
+        m.end()
+    }
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ScoreInputsExplanation {
+    /// The plugin's score before normalisation and weight.
+    pub raw: i64,
+    pub inputs: Vec<ScoreInput>,
+}
+
+/// The facts a status carries, each with the text of the reason it explains.
+pub fn facts_of(s: &Status) -> impl Iterator<Item = FactExplanation> + '_ {
+    s.facts.iter().map(|f| FactExplanation {
+        plugin: s.plugin,
+        reason: s
+            .reasons
+            .get(usize::from(f.reason))
+            .cloned()
+            .unwrap_or_default(),
+        detail: f.detail.clone(),
+    })
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -203,8 +253,42 @@ fn plugin_status(s: &Status) -> PluginStatus {
     }
 }
 
+/// The inputs behind the scores of the feasible nodes (`nodes[].scoreInputs`), of every one or
+/// of the one named: computed only for what is shown (the JSON, `--node`), as each takes every
+/// Score plugin over again.
+pub fn add_score_inputs(
+    e: &mut Explanation,
+    fw: &Framework,
+    snapshot: &Snapshot,
+    pod: &Pod,
+    r: &CycleResult,
+    only: Option<&str>,
+) {
+    let Some(state) = &r.state else {
+        return;
+    };
+    let cx = Cx {
+        explain: true,
+        ..Cx::new(pod, snapshot)
+    };
+    for n in e.nodes.iter_mut().filter(|n| n.feasible) {
+        if only.is_some_and(|name| name != n.name.as_str()) {
+            continue;
+        }
+        let Some(ni) = snapshot.node_index(n.name).map(|i| &snapshot.nodes[i]) else {
+            continue;
+        };
+        n.score_inputs = fw
+            .score_inputs(&cx, state, ni)
+            .into_iter()
+            .map(|(plugin, raw, inputs)| (plugin, ScoreInputsExplanation { raw, inputs }))
+            .collect();
+    }
+}
+
 pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) -> Explanation {
     let name_of = |i: usize| snapshot.nodes[i].name();
+    let cx = Cx::new(pod, snapshot);
     // Node index → its scores, for the feasible nodes.
     let mut score_of: Vec<Option<&crate::framework::runner::NodeScores>> =
         vec![None; snapshot.num_nodes()];
@@ -245,6 +329,8 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 scores: BTreeMap::new(),
                 total: None,
                 devices: Vec::new(),
+                facts: Vec::new(),
+                score_inputs: BTreeMap::new(),
                 allocator_fixed_in: None,
             };
             if let Some(g) = &r.gated {
@@ -252,6 +338,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 e.plugin = Some(g.plugin);
                 e.code = Some(g.code);
                 e.reasons = g.reasons.clone();
+                e.facts = facts_of(g).collect();
                 return e;
             }
             match &r.nodes[i] {
@@ -261,6 +348,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.plugin = (!s.plugin.is_empty()).then_some(s.plugin);
                         e.code = Some(s.code);
                         e.reasons = s.reasons.clone();
+                        e.facts = facts_of(s).collect();
                     }
                 }
                 NodeOutcome::Filtered(_) if feasible_at(i) => {
@@ -274,6 +362,7 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                 NodeOutcome::Filtered(f) if r.nominated_fast_path.is_some() => {
                     e.stage = Some(Stage::NotEvaluated);
                     e.all_reasons = f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
+                    e.facts = f.all.iter().flat_map(facts_of).collect();
                 }
                 NodeOutcome::Filtered(f) => match &f.first {
                     Some(first) => {
@@ -283,8 +372,11 @@ pub fn build(fw: &Framework, snapshot: &Snapshot, pod: &Pod, r: &CycleResult) ->
                         e.reasons = first.reasons.clone();
                         e.all_reasons =
                             f.all.iter().map(|s| (s.plugin, plugin_status(s))).collect();
+                        // A node a filter extender rejected has its status only in `first`.
+                        let extender =
+                            Some(first).filter(|s| !e.all_reasons.contains_key(s.plugin));
+                        e.facts = f.all.iter().chain(extender).flat_map(facts_of).collect();
                         if e.all_reasons.contains_key(dynamic_resources::NAME) {
-                            let cx = crate::framework::plugin::Cx { pod, snapshot };
                             e.devices = dynamic_resources::device_report(&fw.features, &cx, ni);
                             e.allocator_fixed_in =
                                 dynamic_resources::allocator_fixed_in(&fw.features, &cx, ni);

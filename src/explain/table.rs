@@ -1,9 +1,11 @@
-//! The human view of an explanation: one row per node, best first, with the first failing plugin
-//! and its reasons, the scores and the total; then what the real scheduler would say and do.
-//! Readable at 80 columns; `wide` adds a column per Score plugin.
+//! The human view of an explanation, verdict first: what the real scheduler would do or say,
+//! the best feasible nodes, the rejected nodes grouped by reason with the facts behind it, then
+//! preemption and notes; short at any cluster size. `--nodes all` gives a row per node (with
+//! each node's facts), `-o wide` adds a column per Score plugin (short headers, a legend), and
+//! `--node NAME` one node in full. Readable at 80 columns.
 
-use super::{Explanation, NodeExplanation, Stage};
-use crate::term::{Column, Fit, Style, Table, TableOptions};
+use super::{Explanation, NodeExplanation, Stage, list_names};
+use crate::term::{Column, Fit, Style, Table, TableOptions, prose};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -35,6 +37,15 @@ fn why(n: &NodeExplanation) -> String {
         out.push_str("PreFilter: ");
     }
     out.push_str(&n.reasons.join("; "));
+    let facts: Vec<String> = n
+        .facts
+        .iter()
+        .filter(|f| Some(f.plugin) == n.plugin)
+        .map(|f| super::facts::phrase(&f.detail))
+        .collect();
+    if !facts.is_empty() {
+        let _ = write!(out, " — {}", facts.join("; "));
+    }
     // Other filters that fail too, which the real scheduler never ran on this node.
     let others: Vec<String> = n
         .all_reasons
@@ -53,21 +64,57 @@ fn why(n: &NodeExplanation) -> String {
     out
 }
 
-fn header(e: &Explanation, style: Style, width: u16) -> String {
-    format!(
-        "{} {} (priority {}, profile {}) on {} node(s)\n{}\n",
+fn header(e: &Explanation, opts: TableOptions) -> String {
+    let style = opts.style;
+    let pod = format!(
+        "{} {} (priority {}, profile {}) on {} node(s)",
         style.bold("Pod"),
         style.bold(&e.pod),
         e.priority,
         e.profile,
         e.num_nodes,
-        e.scheduler.header(style, width)
+    );
+    format!(
+        "{}\n{}\n",
+        prose(&pod, opts.width, 2),
+        e.scheduler.header(style, opts.width)
     )
 }
 
-pub fn render(e: &Explanation, opts: TableOptions) -> String {
+/// `text` wrapped to `width` columns, every line indented by `indent` but the first (which the
+/// caller places there).
+fn paragraph(text: &str, width: u16, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let width = width.saturating_sub(u16::try_from(indent).unwrap_or(u16::MAX));
+    prose(text, width, 0).replace('\n', &format!("\n{pad}"))
+}
+
+/// What the table shows of the nodes: by default the verdict, the best feasible nodes and the
+/// rejected ones grouped by reason; `all_nodes` a row per node; `node` one node in full.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct View<'a> {
+    pub node: Option<&'a str>,
+    pub all_nodes: bool,
+}
+
+/// How many feasible nodes the default view lists, best first.
+const BEST_SHOWN: usize = 5;
+/// How many groups of rejected nodes the default view lists, largest first.
+const GROUPS_SHOWN: usize = 8;
+
+/// A short header for a Score plugin in `-o wide`: its capitals (`NodeResourcesFit` → `NRF`).
+fn abbreviation(plugin: &str) -> String {
+    let caps: String = plugin.chars().filter(char::is_ascii_uppercase).collect();
+    if caps.is_empty() {
+        plugin.to_string()
+    } else {
+        caps
+    }
+}
+
+pub fn render(e: &Explanation, opts: TableOptions, view: View) -> String {
     let style = opts.style;
-    let mut out = header(e, style, opts.width);
+    let mut out = header(e, opts);
     if e.prefilter.plugin == "SchedulingGates" {
         let _ = writeln!(
             out,
@@ -77,6 +124,24 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         );
         return out;
     }
+    if let Some(name) = view.node {
+        node_detail(e, name, opts, &mut out);
+        return out;
+    }
+    verdict_line(e, opts, &mut out);
+    out.push('\n');
+    if view.all_nodes || opts.wide {
+        every_node(e, opts, &mut out);
+    } else {
+        grouped(e, opts, &mut out);
+    }
+    summary(e, opts, &mut out);
+    out
+}
+
+/// Every node, one row each, best first, with the facts behind the first failing plugin.
+fn every_node(e: &Explanation, opts: TableOptions, out: &mut String) {
+    let style = opts.style;
     let score_plugins: Vec<&str> = {
         let mut v: Vec<&str> = e
             .nodes
@@ -96,7 +161,7 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         columns.extend(
             score_plugins
                 .iter()
-                .map(|p| Column::new(p, Fit::Keep).right()),
+                .map(|p| Column::new(&abbreviation(p), Fit::Keep).right()),
         );
     }
     columns.push(Column::new("SCORE", Fit::Keep).right());
@@ -115,15 +180,25 @@ pub fn render(e: &Explanation, opts: TableOptions) -> String {
         table.row(row);
     }
     out.push_str(&table.render(opts.width, opts.wide));
+    if opts.wide && !score_plugins.is_empty() {
+        let legend: Vec<String> = score_plugins
+            .iter()
+            .map(|p| format!("{} {p}", abbreviation(p)))
+            .collect();
+        let _ = writeln!(
+            out,
+            " {}",
+            style.dim(&paragraph(&legend.join(", "), opts.width, 1))
+        );
+    }
     out.push('\n');
-    summary(e, opts, &mut out);
-    out
 }
 
-fn summary(e: &Explanation, opts: TableOptions, out: &mut String) {
+/// The verdict and the message first: what the real scheduler would do or say.
+fn verdict_line(e: &Explanation, opts: TableOptions, out: &mut String) {
     let style = opts.style;
     if let Some(err) = &e.error {
-        let _ = writeln!(out, "{} {err}", style.bad("Error:"));
+        let _ = writeln!(out, "\n{} {err}", style.bad("Error:"));
         return;
     }
     if e.fits() {
@@ -136,26 +211,25 @@ fn summary(e: &Explanation, opts: TableOptions, out: &mut String) {
         if e.selected.len() == 1 {
             let _ = writeln!(
                 out,
-                "{} {} (score {best})",
+                "\n{} {} (score {best})",
                 style.good("Would be scheduled on"),
                 style.bold(&e.selected[0])
             );
         } else {
             let _ = writeln!(
                 out,
-                "{} one of {} (tied at score {best})",
+                "\n{} one of {} (tied at score {best})",
                 style.good("Would be scheduled on"),
-                style.bold(
-                    &e.selected
-                        .iter()
-                        .map(|n| n.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                style.bold(&paragraph(&list_names(&e.selected), opts.width, 2))
             );
         }
     } else {
-        let _ = writeln!(out, "{} {}", style.bad("Unschedulable:"), e.message);
+        let _ = writeln!(
+            out,
+            "\n{}\n  {}",
+            style.bad("Unschedulable:"),
+            paragraph(&e.message, opts.width, 2)
+        );
         if e.prefilter.code != crate::framework::status::Code::Success
             && !e.prefilter.plugin.is_empty()
         {
@@ -166,16 +240,219 @@ fn summary(e: &Explanation, opts: TableOptions, out: &mut String) {
             );
         }
     }
+}
+
+/// A group of rejected nodes: the first failing plugin (none for PreFilter) and one reason.
+type GroupKey<'a> = (Option<&'a str>, &'a str);
+
+/// The best feasible nodes, then the rejected ones grouped by first failing plugin and reason
+/// with their facts aggregated.
+fn grouped(e: &Explanation, opts: TableOptions, out: &mut String) {
+    let style = opts.style;
+    let feasible: Vec<&NodeExplanation> = e.nodes.iter().filter(|n| n.feasible).collect();
+    if !feasible.is_empty() {
+        let mut t = Table::new(vec![
+            Column::new("FEASIBLE NODE", Fit::Keep),
+            Column::new("SCORE", Fit::Keep).right(),
+        ]);
+        for n in feasible.iter().take(BEST_SHOWN) {
+            let mark = if e.selected.contains(&n.name) {
+                " *"
+            } else {
+                ""
+            };
+            t.row(vec![
+                format!("{}{mark}", n.name),
+                n.total.map(|t| t.to_string()).unwrap_or_default(),
+            ]);
+        }
+        out.push_str(&t.render(opts.width, false));
+        if feasible.len() > BEST_SHOWN {
+            let _ = writeln!(
+                out,
+                " {}",
+                style.dim(&format!(
+                    "… and {} more feasible node(s)",
+                    feasible.len() - BEST_SHOWN
+                ))
+            );
+        }
+        out.push('\n');
+    }
+    // Groups in order of first appearance (nodes by name), each with the nodes' indices.
+    let mut groups: Vec<(GroupKey, Vec<usize>)> = Vec::new();
+    let mut not_tried = 0;
+    for (i, n) in e.nodes.iter().enumerate().filter(|(_, n)| !n.feasible) {
+        if n.reasons.is_empty() {
+            not_tried += 1;
+            continue;
+        }
+        for r in &n.reasons {
+            let key = (n.plugin, r.as_str());
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, nodes)) => nodes.push(i),
+                None => groups.push((key, vec![i])),
+            }
+        }
+    }
+    if !groups.is_empty() {
+        groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
+        let mut t = Table::new(vec![
+            Column::new("NODES", Fit::Keep).right(),
+            Column::new("REJECTED BY: REASON, WITH THE FACTS", Fit::Wrap { min: 30 }),
+        ]);
+        for ((plugin, reason), nodes) in groups.iter().take(GROUPS_SHOWN) {
+            let facts = nodes.iter().flat_map(|&i| {
+                e.nodes[i]
+                    .facts
+                    .iter()
+                    .filter(|f| Some(f.plugin) == *plugin && f.reason == *reason)
+            });
+            let aggregated = super::facts::aggregate(facts);
+            let mut cell = format!("{}: {reason}", plugin.unwrap_or("PreFilter"));
+            if !aggregated.is_empty() {
+                let _ = write!(cell, "\n{aggregated}");
+            }
+            t.row(vec![nodes.len().to_string(), cell]);
+        }
+        out.push_str(&t.render(opts.width, false));
+        if groups.len() > GROUPS_SHOWN {
+            let _ = writeln!(
+                out,
+                " {}",
+                style.dim(&format!(
+                    "… and {} more reason(s)",
+                    groups.len() - GROUPS_SHOWN
+                ))
+            );
+        }
+    }
+    if not_tried > 0 {
+        let _ = writeln!(
+            out,
+            " {}",
+            style.dim(&format!(
+                "{not_tried} node(s) not evaluated by kube-scheduler"
+            ))
+        );
+    }
+    let _ = writeln!(
+        out,
+        " {}",
+        style.dim("--node NAME: one node in full; --nodes all or -o wide: every node")
+    );
+    out.push('\n');
+}
+
+/// One node in full: its verdict, every failing plugin with every fact, every score with the
+/// inputs behind it.
+fn node_detail(e: &Explanation, name: &str, opts: TableOptions, out: &mut String) {
+    let style = opts.style;
+    let Some(n) = e.nodes.iter().find(|n| n.name.as_str() == name) else {
+        let _ = writeln!(
+            out,
+            "\n{} no node {name} in the cluster",
+            style.bad("Unknown node:")
+        );
+        return;
+    };
+    let selected = e.selected.contains(&n.name);
+    let _ = writeln!(
+        out,
+        "\n{} {}: {}",
+        style.bold("Node"),
+        style.bold(&n.name),
+        verdict(n, selected, style)
+    );
+    let line = |out: &mut String, indent: usize, text: &str| {
+        let _ = writeln!(
+            out,
+            "{}{}",
+            " ".repeat(indent),
+            paragraph(text, opts.width, indent)
+        );
+    };
+    if !n.feasible {
+        if n.stage == Some(Stage::NotEvaluated) {
+            line(out, 2, "not evaluated by kube-scheduler");
+        }
+        // The plugin kube-scheduler stops at first, then the others that fail too.
+        let mut plugins: Vec<(&str, Vec<&String>)> = Vec::new();
+        if let Some(p) = n.plugin {
+            plugins.push((p, n.reasons.iter().collect()));
+        } else if !n.reasons.is_empty() {
+            plugins.push(("", n.reasons.iter().collect()));
+        }
+        for (p, s) in &n.all_reasons {
+            if Some(*p) != n.plugin {
+                plugins.push((p, s.reasons.iter().collect()));
+            }
+        }
+        for (i, (plugin, reasons)) in plugins.iter().enumerate() {
+            let label = if plugin.is_empty() {
+                "PreFilter"
+            } else {
+                plugin
+            };
+            let also = if i > 0 { " (also)" } else { "" };
+            let _ = writeln!(out, "  {}{also}", style.bold(label));
+            for r in reasons {
+                line(out, 4, r);
+                for f in n
+                    .facts
+                    .iter()
+                    .filter(|f| f.plugin == *plugin && &f.reason == *r)
+                {
+                    line(out, 6, &super::facts::phrase(&f.detail));
+                }
+            }
+        }
+    }
+    if !n.scores.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            style.bold("Score"),
+            n.total.map(|t| t.to_string()).unwrap_or_default()
+        );
+        for (plugin, score) in &n.scores {
+            let raw = n
+                .score_inputs
+                .get(plugin)
+                .map(|s| format!(" (raw {})", s.raw))
+                .unwrap_or_default();
+            let _ = writeln!(out, "    {plugin} {score}{raw}");
+            for input in n
+                .score_inputs
+                .get(plugin)
+                .into_iter()
+                .flat_map(|s| &s.inputs)
+            {
+                line(out, 6, &super::facts::input_phrase(input));
+            }
+        }
+    }
+    out.push('\n');
+    summary(e, opts, out);
+}
+
+fn summary(e: &Explanation, opts: TableOptions, out: &mut String) {
+    let style = opts.style;
+    if e.error.is_some() {
+        return;
+    }
     if let Some(p) = &e.preemption {
         preemption(e, p, opts, out);
     }
     super::extenders::render(e, style, out);
     for b in &e.binding {
-        let _ = writeln!(out, "{} {b}", style.dim("VolumeBinding:"));
+        let line = format!("{} {b}", style.dim("VolumeBinding:"));
+        let _ = writeln!(out, "{}", prose(&line, opts.width, 2));
     }
     devices(e, style, out);
     for note in &e.notes {
-        let _ = writeln!(out, "{} {note}", style.dim("Note:"));
+        let line = format!("{} {note}", style.dim("Note:"));
+        let _ = writeln!(out, "{}", prose(&line, opts.width, 2));
     }
 }
 
@@ -266,7 +543,6 @@ fn preemption(
     out: &mut String,
 ) {
     let style = opts.style;
-    out.push('\n');
     if p.message == crate::plugins::dynamic_resources::ERR_NOT_FOUND {
         let _ = writeln!(
             out,

@@ -25,7 +25,9 @@ use std::sync::Arc;
 pub struct CycleCache {
     /// The cycle state after PreFilter and the PreFilter result, once a cycle ran PreFilter
     /// successfully.
-    pub(super) pre_filtered: Option<(CycleState, PreFilterResult)>,
+    pre_filtered: Option<(CycleState, PreFilterResult)>,
+    /// `pre_filtered` was made by a cycle that explains, so it holds what facts need.
+    pre_filtered_explains: bool,
     /// Per PreScore plugin (profile order): its state in `pre_filtered` is current.
     pub(super) pre_score_current: Vec<bool>,
     /// Per Filter plugin (profile order): its verdict on a node depends on that node alone.
@@ -61,6 +63,7 @@ impl CycleCache {
     pub fn new(fw: &Framework) -> CycleCache {
         CycleCache {
             pre_filtered: None,
+            pre_filtered_explains: false,
             pre_score_current: vec![false; fw.pre_score.len()],
             local_filter: (0..fw.filter.len())
                 .map(|k| fw.filter_plugin(k).reuse().node_local_filter)
@@ -98,6 +101,19 @@ impl CycleCache {
                 self.scores[i * width..(i + 1) * width].fill(None);
             }
         }
+    }
+
+    /// The kept state after PreFilter, if a cycle that explains as this one (`cx.explain`)
+    /// made it: one that explains keeps more than one that decides, so neither serves the other.
+    pub(super) fn take_pre_filtered(&mut self, cx: &Cx) -> Option<(CycleState, PreFilterResult)> {
+        self.pre_filtered
+            .take()
+            .filter(|_| self.pre_filtered_explains == cx.explain)
+    }
+
+    pub(super) fn keep_pre_filtered(&mut self, cx: &Cx, state: CycleState, pre: PreFilterResult) {
+        self.pre_filtered = Some((state, pre));
+        self.pre_filtered_explains = cx.explain;
     }
 
     pub(super) fn filter_plan(&self, fw: &Framework, state: &CycleState) -> FilterPlan {
@@ -199,6 +215,11 @@ impl CycleCache {
     pub fn pod_added(&mut self, fw: &Framework, cx: &Cx, placed: &Arc<Pod>, i: usize) {
         let Some((state, _)) = &mut self.pre_filtered else {
             return;
+        };
+        // The state is brought up to date as the cycle that made it would.
+        let cx = &Cx {
+            explain: self.pre_filtered_explains,
+            ..*cx
         };
         let node = &cx.snapshot.nodes[i];
         if !fw

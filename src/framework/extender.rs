@@ -5,6 +5,7 @@
 //! them: `findNodesThatPassExtenders` and the extender half of `prioritizeNodes`
 //! (`schedule_one.go`), and preemption's `callExtenders`.
 
+use super::facts::{Detail, Fact};
 use super::snapshot::Snapshot;
 use super::status::NodeToStatus;
 use super::status::Status;
@@ -220,15 +221,17 @@ pub fn find_nodes_that_pass(
             statuses.by_node.insert(node, status.clone());
             out.rejected.push((node, status));
         };
+        let by_extender = |status: Status| {
+            status
+                .with_plugin(name)
+                .with_facts(vec![Fact::of(Detail::Extender(name))])
+        };
         for (node, reason) in &unresolvable {
-            reject(node, Status::unresolvable(reason.clone()).with_plugin(name));
+            reject(node, by_extender(Status::unresolvable(reason.clone())));
         }
         for (node, reason) in &failed {
             if !unresolvable.contains_key(node) {
-                reject(
-                    node,
-                    Status::unschedulable(reason.clone()).with_plugin(name),
-                );
+                reject(node, by_extender(Status::unschedulable(reason.clone())));
             }
         }
         for f in &out.feasible {
@@ -484,7 +487,9 @@ fn to_candidates(
 /// How the explanation shows a node an extender left out of its answer without a reason.
 /// kube-scheduler records no status for it, so the message does not count it.
 pub fn dropped_status(extender: &'static str) -> Status {
-    Status::unresolvable("left out of the extender's answer without a reason").with_plugin(extender)
+    Status::unresolvable("left out of the extender's answer without a reason")
+        .with_plugin(extender)
+        .with_facts(vec![Fact::of(Detail::Extender(extender))])
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod cycle_state;
 pub mod extender;
+pub mod facts;
 pub mod fit_error;
 pub mod plugin;
 pub mod post_filter;

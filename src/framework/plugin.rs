@@ -2,6 +2,7 @@
 //! implemented here"; `points()` says which ones a plugin really extends.
 
 use super::cycle_state::CycleState;
+use super::facts::{Detail, Fact, ScoreInput};
 use super::post_filter::PostFilterOutcome;
 use super::runner::Framework;
 use super::snapshot::Snapshot;
@@ -48,11 +49,39 @@ impl std::ops::BitOr for Points {
     }
 }
 
-/// What a plugin sees of the cycle: the pod being scheduled and the cluster snapshot.
+/// What a plugin sees of the cycle: the pod being scheduled, the cluster snapshot, and whether
+/// the cycle explains (then plugins attach the facts behind their verdicts).
 #[derive(Clone, Copy)]
 pub struct Cx<'a> {
     pub pod: &'a Pod,
     pub snapshot: &'a Snapshot,
+    pub explain: bool,
+}
+
+impl<'a> Cx<'a> {
+    /// A cycle that decides without explaining.
+    pub fn new(pod: &'a Pod, snapshot: &'a Snapshot) -> Cx<'a> {
+        Cx {
+            pod,
+            snapshot,
+            explain: false,
+        }
+    }
+
+    /// `status` with the facts behind its reasons when the cycle explains; `facts` runs only
+    /// then, so deciding never pays for them.
+    pub fn with_facts(&self, status: Status, facts: impl FnOnce() -> Vec<Fact>) -> Status {
+        if self.explain {
+            status.with_facts(facts())
+        } else {
+            status
+        }
+    }
+
+    /// `status` with one fact behind its first reason, when the cycle explains.
+    pub fn with_fact(&self, status: Status, detail: impl FnOnce() -> Detail) -> Status {
+        self.with_facts(status, || vec![Fact::of(detail())])
+    }
 }
 
 /// `PreFilterResult`: `None` means all nodes.
@@ -150,6 +179,12 @@ pub trait Plugin: Send + Sync {
 
     fn score(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Result<i64, Status> {
         Ok(0)
+    }
+
+    /// The inputs behind `score`'s raw score on a node, for the explanation: the values the
+    /// score is computed from, by the same code.
+    fn score_inputs(&self, _cx: &Cx, _state: &CycleState, _node: &NodeInfo) -> Vec<ScoreInput> {
+        Vec::new()
     }
 
     /// Whether `normalize_score` (ScoreExtensions) is implemented.

@@ -5,6 +5,7 @@
 use super::MAX_NODE_SCORE;
 use super::cycle_state::CycleState;
 use super::extender::Extender;
+use super::facts::ScoreInput;
 use super::plugin::{Cx, Plugin, PreFilterNodes};
 use super::post_filter::PostFilterOutcome;
 use super::status::{Code, NodeToStatus, Status};
@@ -492,6 +493,24 @@ impl Framework {
             }
         }
         Ok(out)
+    }
+
+    /// Per Score plugin PreScore did not skip, in profile order: its raw score on `node` and the
+    /// inputs behind it, for an explanation. `state` is the cycle's (`CycleResult::state`).
+    pub fn score_inputs(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        node: &NodeInfo,
+    ) -> Vec<(&'static str, i64, Vec<ScoreInput>)> {
+        (0..self.score.len())
+            .map(|k| self.score_plugin(k))
+            .filter(|pl| !state.skips_score(pl.name()))
+            .filter_map(|pl| {
+                let raw = pl.score(cx, state, node).ok()?;
+                Some((pl.name(), raw, pl.score_inputs(cx, state, node)))
+            })
+            .collect()
     }
 
     /// `RunPostFilterPlugins`.

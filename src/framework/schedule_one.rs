@@ -8,6 +8,7 @@
 use super::cache::{CycleCache, FilterPlan, NodeEntry};
 use super::cycle_state::CycleState;
 use super::extender::{self, Feasible};
+use super::facts::{Detail, Fact};
 use super::fit_error;
 use super::plugin::{Cx, PreFilterNodes};
 use super::post_filter::PostFilterOutcome;
@@ -83,6 +84,9 @@ pub struct CycleResult {
     /// Per node (by index), the devices Reserve would allocate to the pod's claims: every
     /// selected node in `Mode::Explain`, the chosen one in `Mode::Decide`.
     pub device_allocations: Vec<(usize, Vec<ClaimAllocation>)>,
+    /// The cycle state at the end (`Mode::Explain`): what Score read, for the inputs behind
+    /// the scores of the nodes an explanation shows (`Framework::score_inputs`).
+    pub state: Option<CycleState>,
 }
 
 impl CycleResult {
@@ -108,6 +112,7 @@ impl CycleResult {
             extender_calls: Vec::new(),
             scored_as_returned: Vec::new(),
             device_allocations: Vec::new(),
+            state: None,
         }
     }
 
@@ -182,7 +187,10 @@ impl Framework {
         ties: &mut Ties,
         mut cache: Option<&mut CycleCache>,
     ) -> CycleResult {
-        let cx = Cx { pod, snapshot };
+        let cx = Cx {
+            explain: mode == Mode::Explain,
+            ..Cx::new(pod, snapshot)
+        };
         let n = snapshot.num_nodes();
         let mut result = CycleResult::new(self.num_feasible_nodes_to_find(n));
         if let Some(gate) = self.run_pre_enqueue_plugins(&cx) {
@@ -194,7 +202,7 @@ impl Framework {
             result.message_before_post_filter = result.message.clone();
             return result;
         }
-        let kept = cache.as_deref_mut().and_then(|c| c.pre_filtered.take());
+        let kept = cache.as_deref_mut().and_then(|c| c.take_pre_filtered(&cx));
         let (mut state, pre) = match kept {
             Some(kept) => kept,
             None => {
@@ -218,10 +226,16 @@ impl Framework {
             cache.as_deref_mut(),
             &mut result,
         );
-        if let Some(c) = cache
-            && pre.status.is_success()
-        {
-            c.pre_filtered = Some((state, pre));
+        let keep = pre.status.is_success();
+        match cache {
+            Some(c) if keep => {
+                if mode == Mode::Explain {
+                    result.state = Some(state.clone());
+                }
+                c.keep_pre_filtered(&cx, state, pre);
+            }
+            _ if mode == Mode::Explain => result.state = Some(state),
+            _ => {}
         }
         result
     }
@@ -269,7 +283,8 @@ impl Framework {
                 let excluded = Status::unresolvable(format!(
                     "node(s) didn't satisfy plugin(s) [{}]",
                     sorted.join(" ")
-                ));
+                ))
+                .with_facts(vec![Fact::of(Detail::Restricted(sorted))]);
                 statuses.absent = excluded.clone();
                 result.excluded_status = Some(excluded);
                 names

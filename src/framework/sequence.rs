@@ -114,10 +114,7 @@ pub fn place_reporting(
 ) -> Sequence {
     // Nominated pods make filtering two-pass per node, and replicas sharing a claim change what
     // PreFilter decides for each other: those are scheduled cold, each from scratch.
-    let cx = Cx {
-        pod: template,
-        snapshot,
-    };
+    let cx = Cx::new(template, snapshot);
     let mut cache =
         (snapshot.nominated.is_empty() && !fw.replicas_interact(&cx)).then(|| CycleCache::new(fw));
     place_with(fw, snapshot, template, limit, placed, cache.as_mut())
@@ -165,10 +162,7 @@ fn place_with(
         snapshot.assume(pod.clone(), node);
         if let Some(c) = cache.as_deref_mut() {
             let next = replica(template, i + 1);
-            let cx = Cx {
-                pod: &next,
-                snapshot,
-            };
+            let cx = Cx::new(&next, snapshot);
             c.pod_added(fw, &cx, &pod, chosen);
         }
     }
@@ -220,10 +214,7 @@ mod tests {
                     continue;
                 };
                 let mut snapshot = Snapshot::new(cluster, None);
-                let cx = Cx {
-                    pod: &template,
-                    snapshot: &snapshot,
-                };
+                let cx = Cx::new(&template, &snapshot);
                 if !snapshot.nominated.is_empty() || fw.replicas_interact(&cx) {
                     continue;
                 }
@@ -254,10 +245,7 @@ mod tests {
                     let bound = Arc::new(bound);
                     snapshot.assume(bound.clone(), node);
                     let next = replica(&template, i + 1);
-                    let cx = Cx {
-                        pod: &next,
-                        snapshot: &snapshot,
-                    };
+                    let cx = Cx::new(&next, &snapshot);
                     cache.pod_added(&fw, &cx, &bound, chosen);
                 }
                 let mut with = unchanged.clone();

@@ -1,6 +1,7 @@
 //! `fwk.Status`: a code, the reasons, and the plugin that returned it; and a cycle's statuses by
 //! node (`NodeToStatus`).
 
+use super::facts::Fact;
 use crate::model::intern::Str;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -36,6 +37,8 @@ pub struct Status {
     pub reasons: Vec<String>,
     /// The upstream plugin name, set by the framework when a plugin returns the status.
     pub plugin: &'static str,
+    /// What the plugin saw, behind the reasons (only when the cycle explains).
+    pub facts: Vec<Fact>,
 }
 
 impl Status {
@@ -44,6 +47,7 @@ impl Status {
             code: Code::Success,
             reasons: Vec::new(),
             plugin: "",
+            facts: Vec::new(),
         }
     }
 
@@ -52,6 +56,7 @@ impl Status {
             code,
             reasons: vec![reason.into()],
             plugin: "",
+            facts: Vec::new(),
         }
     }
 
@@ -60,6 +65,7 @@ impl Status {
             code,
             reasons,
             plugin: "",
+            facts: Vec::new(),
         }
     }
 
@@ -68,6 +74,7 @@ impl Status {
             code: Code::Skip,
             reasons: Vec::new(),
             plugin: "",
+            facts: Vec::new(),
         }
     }
 
@@ -85,6 +92,12 @@ impl Status {
 
     pub fn with_plugin(mut self, plugin: &'static str) -> Status {
         self.plugin = plugin;
+        self
+    }
+
+    /// The status with the facts behind its reasons.
+    pub fn with_facts(mut self, facts: Vec<Fact>) -> Status {
+        self.facts = facts;
         self
     }
 

@@ -34,6 +34,11 @@ impl FeatureSet {
         self.0 & !of.0 == 0
     }
 
+    /// The features of this set that `other` lacks.
+    pub fn without(self, other: FeatureSet) -> FeatureSet {
+        FeatureSet(self.0 & !other.0)
+    }
+
     /// The features a pod needs of its node to be scheduled there (`InferForPodScheduling`).
     pub fn required_by(spec: &k8s::PodSpec) -> FeatureSet {
         let mut set = FeatureSet::default();

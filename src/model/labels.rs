@@ -163,11 +163,51 @@ impl Requirement {
     }
 }
 
+/// kubectl's selector notation: `app=web`, `tier in (a,b)`, `env notin (x)`, `key`, `!key`,
+/// `n>3`.
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let values = || {
+            let mut v: Vec<&str> = self.values.iter().map(|v| v.as_str()).collect();
+            v.sort_unstable();
+            v.join(",")
+        };
+        match self.op {
+            Operator::In if self.values.len() == 1 => write!(f, "{}={}", self.key, self.values[0]),
+            Operator::In => write!(f, "{} in ({})", self.key, values()),
+            Operator::NotIn => write!(f, "{} notin ({})", self.key, values()),
+            Operator::Exists => write!(f, "{}", self.key),
+            Operator::DoesNotExist => write!(f, "!{}", self.key),
+            Operator::Gt => write!(f, "{}>{}", self.key, values()),
+            Operator::Lt => write!(f, "{}<{}", self.key, values()),
+        }
+    }
+}
+
 /// A conjunction of requirements; `Nothing` matches no label set at all.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Selector {
     Nothing,
     Requirements(Vec<Requirement>),
+}
+
+/// Requirements joined by `,`; `<none>` for the selector that selects nothing, as kubectl
+/// shows it, and the empty string for the one that selects everything.
+impl std::fmt::Display for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Selector::Nothing => write!(f, "<none>"),
+            Selector::Requirements(reqs) => {
+                for (i, r) in reqs.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ",")?;
+                    }
+                    write!(f, "{r}")?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 impl Selector {

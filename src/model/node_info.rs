@@ -34,6 +34,16 @@ pub struct NodeInfo {
     pub generation: u64,
 }
 
+/// Two host ports conflict on the same protocol and port when their IPs are equal or either is
+/// `0.0.0.0`.
+fn ports_conflict(used: &HostPort, want: &HostPort) -> bool {
+    static ANY: Entry = Entry::constant("0.0.0.0");
+    let any = Str::from_static(&ANY);
+    used.protocol == want.protocol
+        && used.port == want.port
+        && (want.ip == any || used.ip == any || used.ip == want.ip)
+}
+
 impl NodeInfo {
     pub fn new(node: Arc<Node>, image_states: Arc<HashMap<Str, ImageState>>) -> NodeInfo {
         NodeInfo {
@@ -111,14 +121,17 @@ impl NodeInfo {
         }
     }
 
-    /// `HostPortInfo.CheckConflict`: `0.0.0.0` conflicts with every IP on the same protocol/port.
+    /// `HostPortInfo.CheckConflict`.
     pub fn port_conflicts(&self, want: &HostPort) -> bool {
-        static ANY: Entry = Entry::constant("0.0.0.0");
-        let any = Str::from_static(&ANY);
-        self.used_ports.iter().any(|used| {
-            used.protocol == want.protocol
-                && used.port == want.port
-                && (want.ip == any || used.ip == any || used.ip == want.ip)
-        })
+        self.used_ports
+            .iter()
+            .any(|used| ports_conflict(used, want))
+    }
+
+    /// The pods on the node holding a port that conflicts with `want`.
+    pub fn port_holders<'a>(&'a self, want: &'a HostPort) -> impl Iterator<Item = &'a Arc<Pod>> {
+        self.pods
+            .iter()
+            .filter(|p| p.host_ports.iter().any(|used| ports_conflict(used, want)))
     }
 }

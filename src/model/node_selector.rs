@@ -28,6 +28,8 @@ impl FieldRequirement {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeSelectorTerm {
+    /// The term's place in the list as written.
+    index: usize,
     labels: Option<Selector>,
     fields: Option<Vec<FieldRequirement>>,
     parse_error: Option<String>,
@@ -39,8 +41,9 @@ impl NodeSelectorTerm {
             && t.match_fields.as_ref().is_none_or(Vec::is_empty)
     }
 
-    fn parse(t: &k8s::NodeSelectorTerm, strings: &Interner) -> NodeSelectorTerm {
+    fn parse(index: usize, t: &k8s::NodeSelectorTerm, strings: &Interner) -> NodeSelectorTerm {
         let mut term = NodeSelectorTerm {
+            index,
             labels: None,
             fields: None,
             parse_error: None,
@@ -113,6 +116,53 @@ impl NodeSelectorTerm {
         }
         true
     }
+
+    /// The requirements the node fails, each as a `Miss`; a term that does not parse fails as a
+    /// whole and names no requirement.
+    fn misses(&self, labels: &Labels, node_name: Str) -> Vec<Miss> {
+        let mut out: Vec<Miss> = self
+            .labels
+            .iter()
+            .flat_map(Selector::requirements)
+            .filter(|r| !r.matches(labels))
+            .map(|r| Miss::of(r, labels))
+            .collect();
+        for f in self.fields.iter().flatten() {
+            if !f.matches(node_name) {
+                out.push(Miss {
+                    key: f.key,
+                    operator: if f.equal {
+                        Operator::In
+                    } else {
+                        Operator::NotIn
+                    },
+                    values: vec![f.value],
+                    node_value: (f.key.as_str() == "metadata.name").then_some(node_name),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// A requirement a node fails, with the node's value of its key (`None`: no such label).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Miss {
+    pub key: Str,
+    pub operator: Operator,
+    pub values: Vec<Str>,
+    pub node_value: Option<Str>,
+}
+
+impl Miss {
+    pub fn of(r: &Requirement, labels: &Labels) -> Miss {
+        Miss {
+            key: r.key,
+            operator: r.op,
+            values: r.values.clone(),
+            node_value: labels.get(r.key),
+        }
+    }
 }
 
 /// `v1.NodeSelector` (the terms of required node affinity, a PV's node affinity, or
@@ -128,8 +178,9 @@ impl NodeSelector {
             terms: ns
                 .node_selector_terms
                 .iter()
-                .filter(|t| !NodeSelectorTerm::is_empty_term(t))
-                .map(|t| NodeSelectorTerm::parse(t, strings))
+                .enumerate()
+                .filter(|(_, t)| !NodeSelectorTerm::is_empty_term(t))
+                .map(|(i, t)| NodeSelectorTerm::parse(i, t, strings))
                 .collect(),
         }
     }
@@ -144,6 +195,19 @@ impl NodeSelector {
 
     pub fn matches(&self, labels: &Labels, node_name: Str) -> bool {
         self.terms.iter().any(|t| t.matches(labels, node_name))
+    }
+
+    /// On a node that matches no term: per term (its index as written), the requirements the
+    /// node fails there.
+    pub fn misses(&self, labels: &Labels, node_name: Str) -> Vec<(usize, Miss)> {
+        self.terms
+            .iter()
+            .flat_map(|t| {
+                t.misses(labels, node_name)
+                    .into_iter()
+                    .map(move |m| (t.index, m))
+            })
+            .collect()
     }
 }
 
@@ -171,7 +235,7 @@ impl PreferredSchedulingTerms {
             if t.weight == 0 || NodeSelectorTerm::is_empty_term(&t.preference) {
                 continue;
             }
-            let term = NodeSelectorTerm::parse(&t.preference, strings);
+            let term = NodeSelectorTerm::parse(i, &t.preference, strings);
             match &term.parse_error {
                 Some(e) => errors.push(format!("[{i}].{e}")),
                 None => out.push(PreferredTerm {
@@ -188,11 +252,21 @@ impl PreferredSchedulingTerms {
     }
 
     pub fn score(&self, labels: &Labels, node_name: Str) -> i64 {
+        self.matched(labels, node_name)
+            .map(|(_, weight)| i64::from(weight))
+            .sum()
+    }
+
+    /// The terms the node matches: their index as written and their weight.
+    pub fn matched<'a>(
+        &'a self,
+        labels: &'a Labels,
+        node_name: Str,
+    ) -> impl Iterator<Item = (usize, i32)> + 'a {
         self.terms
             .iter()
-            .filter(|t| t.term.matches(labels, node_name))
-            .map(|t| i64::from(t.weight))
-            .sum()
+            .filter(move |t| t.term.matches(labels, node_name))
+            .map(|t| (t.term.index, t.weight))
     }
 }
 
@@ -204,6 +278,16 @@ pub struct RequiredNodeAffinity {
 }
 
 impl RequiredNodeAffinity {
+    /// The `nodeSelector` entries the node fails.
+    pub fn selector_misses(&self, labels: &Labels) -> Vec<Miss> {
+        self.node_selector
+            .iter()
+            .flat_map(Selector::requirements)
+            .filter(|r| !r.matches(labels))
+            .map(|r| Miss::of(r, labels))
+            .collect()
+    }
+
     pub fn matches(&self, labels: &Labels, node_name: Str) -> bool {
         if let Some(sel) = &self.node_selector
             && !sel.matches(labels)

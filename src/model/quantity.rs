@@ -245,6 +245,46 @@ impl Quantity {
     pub fn nanos(self) -> i128 {
         self.nanos
     }
+
+    /// Kubernetes' canonical form (`Quantity.String()`) in the decimal (`DecimalSI`) or binary
+    /// (`BinarySI`) format: decimal with the largest suffix that keeps the number whole (`1500m`,
+    /// `2`, `1k`); binary as a whole number times the largest power of 1024 dividing it
+    /// (`256Mi`), decimal below 1024 or when not whole, as upstream falls back.
+    pub fn canonical(self, binary: bool) -> String {
+        const BINARY: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+        const DECIMAL: [(u32, &str); 10] = [
+            (27, "E"),
+            (24, "P"),
+            (21, "T"),
+            (18, "G"),
+            (15, "M"),
+            (12, "k"),
+            (9, ""),
+            (6, "m"),
+            (3, "u"),
+            (0, "n"),
+        ];
+        if self.nanos == 0 {
+            return "0".into();
+        }
+        let sign = if self.nanos < 0 { "-" } else { "" };
+        let abs = self.nanos.unsigned_abs();
+        let nano = NANO as u128;
+        if binary && abs >= 1024 * nano && abs % nano == 0 {
+            let (mut v, mut e) = (abs / nano, 0);
+            while e + 1 < BINARY.len() && v % 1024 == 0 {
+                v /= 1024;
+                e += 1;
+            }
+            return format!("{sign}{v}{}", BINARY[e]);
+        }
+        let (power, suffix) = DECIMAL
+            .iter()
+            .find(|(p, _)| abs % 10u128.pow(*p) == 0)
+            .copied()
+            .unwrap_or((0, "n"));
+        format!("{sign}{}{suffix}", abs / 10u128.pow(power))
+    }
 }
 
 impl std::ops::Add for Quantity {
@@ -296,6 +336,28 @@ mod tests {
     }
     fn value(s: &str) -> i64 {
         Quantity::parse(s).unwrap().value()
+    }
+
+    #[test]
+    fn canonical_forms_are_kubernetes_own() {
+        let c = |s: &str, binary: bool| Quantity::parse(s).unwrap().canonical(binary);
+        assert_eq!(c("1500m", false), "1500m");
+        assert_eq!(c("2000m", false), "2");
+        assert_eq!(c("1000", false), "1k");
+        assert_eq!(c("1500", false), "1500");
+        assert_eq!(c("0", false), "0");
+        assert_eq!(c("-250m", false), "-250m");
+        assert_eq!(c("1n", false), "1n");
+        assert_eq!(c("256Mi", true), "256Mi");
+        assert_eq!(c("1536", true), "1536");
+        assert_eq!(c("1.5Gi", true), "1536Mi");
+        assert_eq!(
+            c("1000", true),
+            "1k",
+            "below 1024 binary falls back to decimal"
+        );
+        assert_eq!(c("256Mi", false), "268435456");
+        assert_eq!(c("4Ei", true), "4Ei");
     }
 
     #[test]

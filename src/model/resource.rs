@@ -80,6 +80,20 @@ fn is_native(name: &str) -> bool {
     !name.contains('/') || name.contains("kubernetes.io/")
 }
 
+/// An amount of a resource as `framework.Resource` holds it (cpu in millicores, everything else
+/// in units) as a quantity in canonical form: bytes (memory, storage, huge pages) in binary
+/// units, the rest decimal.
+pub fn canonical_amount(name: &str, amount: i64) -> String {
+    if name == CPU {
+        return Quantity::from_milli(amount).canonical(false);
+    }
+    let bytes = name == MEMORY
+        || name == EPHEMERAL_STORAGE
+        || name == "storage"
+        || name.starts_with("hugepages-");
+    Quantity::from_units(amount).canonical(bytes)
+}
+
 /// `v1helper.IsExtendedResourceName`.
 pub fn is_extended(name: &str) -> bool {
     if is_native(name) || name.starts_with("requests.") {

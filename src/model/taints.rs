@@ -111,15 +111,23 @@ pub fn tolerated(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| t.tolerates(taint))
 }
 
-/// `FindMatchingUntoleratedTaint` restricted to NoSchedule and NoExecute taints.
-pub fn first_untolerated_do_not_schedule<'a>(
+/// The NoSchedule and NoExecute taints the tolerations do not tolerate, in the node's order.
+pub fn untolerated_do_not_schedule<'a>(
     taints: &'a [Taint],
-    tolerations: &[Toleration],
-) -> Option<&'a Taint> {
+    tolerations: &'a [Toleration],
+) -> impl Iterator<Item = &'a Taint> {
     taints
         .iter()
         .filter(|t| matches!(t.effect, Some(Effect::NoSchedule | Effect::NoExecute)))
-        .find(|t| !tolerated(tolerations, t))
+        .filter(|t| !tolerated(tolerations, t))
+}
+
+/// `FindMatchingUntoleratedTaint` restricted to NoSchedule and NoExecute taints.
+pub fn first_untolerated_do_not_schedule<'a>(
+    taints: &'a [Taint],
+    tolerations: &'a [Toleration],
+) -> Option<&'a Taint> {
+    untolerated_do_not_schedule(taints, tolerations).next()
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use crate::dra::assumed::{
     extended_resource_claim,
 };
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::Detail;
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::post_filter::PostFilterOutcome;
 use crate::framework::runner::Framework;
@@ -72,6 +73,13 @@ impl PreFilterState {
     fn extended_claim(&self) -> Option<&Arc<Claim>> {
         self.extended.as_ref().and(self.claims.last())
     }
+}
+
+/// A claim of the pod that cannot be used yet, with the claim as its fact.
+fn unusable_claim(cx: &Cx, (reason, claim): (String, Str)) -> Status {
+    cx.with_fact(Status::unresolvable(reason), || {
+        Detail::Devices(vec![claim])
+    })
 }
 
 pub const CANNOT_FIT_RESOURCE: &str = "cannot fit resource";
@@ -327,8 +335,9 @@ impl DynamicResources {
         })
     }
 
-    /// `foreachPodResourceClaim`: the pod's claims, or why one of them cannot be used yet.
-    fn pod_claims(&self, cx: &Cx) -> Result<Vec<Arc<Claim>>, String> {
+    /// `foreachPodResourceClaim`: the pod's claims, or why one of them cannot be used yet and
+    /// which (the claim, or the pod's entry for one not generated yet).
+    fn pod_claims(&self, cx: &Cx) -> Result<Vec<Arc<Claim>>, (String, Str)> {
         let pod = cx.pod;
         let mut out = Vec::new();
         for rc in &pod.resource_claims {
@@ -345,34 +354,43 @@ impl DynamicResources {
                 ClaimSource::Template {
                     generated: None, ..
                 } => {
-                    return Err(format!(
-                        "pod \"{}/{}\": {CLAIM_NOT_CREATED}",
-                        pod.namespace, pod.name
+                    return Err((
+                        format!(
+                            "pod \"{}/{}\": {CLAIM_NOT_CREATED}",
+                            pod.namespace, pod.name
+                        ),
+                        rc.name,
                     ));
                 }
                 ClaimSource::Unsupported => {
-                    return Err(format!(
-                        "pod \"{}/{}\", spec.resourceClaim {:?}: {API_UNSUPPORTED}",
-                        pod.namespace,
-                        pod.name,
-                        rc.name.as_str()
+                    return Err((
+                        format!(
+                            "pod \"{}/{}\", spec.resourceClaim {:?}: {API_UNSUPPORTED}",
+                            pod.namespace,
+                            pod.name,
+                            rc.name.as_str()
+                        ),
+                        rc.name,
                     ));
                 }
             };
             let Some(claim) = cx.snapshot.claim(pod.namespace, name) else {
-                return Err(format!(
-                    "could not find ResourceClaim \"{}/{}\"",
-                    pod.namespace, name
+                return Err((
+                    format!(
+                        "could not find ResourceClaim \"{}/{}\"",
+                        pod.namespace, name
+                    ),
+                    name,
                 ));
             };
             if claim.deleting {
-                return Err(format!(
-                    "resourceclaim {:?} is being deleted",
-                    claim.name.as_str()
+                return Err((
+                    format!("resourceclaim {:?} is being deleted", claim.name.as_str()),
+                    name,
                 ));
             }
             if check_owner && let Some(e) = self.not_owner(claim, pod) {
-                return Err(e);
+                return Err((e, name));
             }
             out.push(claim.clone());
         }
@@ -580,7 +598,7 @@ impl Plugin for DynamicResources {
     fn pre_enqueue(&self, cx: &Cx) -> Status {
         match self.pod_claims(cx) {
             Ok(_) => Status::success(),
-            Err(e) => Status::unresolvable(e),
+            Err(e) => unusable_claim(cx, e),
         }
     }
 
@@ -588,7 +606,7 @@ impl Plugin for DynamicResources {
         state.write(self.pre_filter, PreFilterState::default());
         let mut claims = match self.pod_claims(cx) {
             Ok(c) => c,
-            Err(e) => return (Status::unresolvable(e), None),
+            Err(e) => return (unusable_claim(cx, e), None),
         };
         let extended = self.extended_resources(cx).map(|(requests, claim)| {
             claims.push(claim);
@@ -636,29 +654,38 @@ impl Plugin for DynamicResources {
         if s.claims.is_empty() {
             return Status::success();
         }
+        // The claims behind a rejection: those to allocate, or those allocated elsewhere.
+        let claims = |of: &dyn Fn(&Claim) -> bool| {
+            Detail::Devices(s.claims.iter().filter(|c| of(c)).map(|c| c.name).collect())
+        };
+        let pending = |c: &Claim| c.allocation.is_none();
         let extended = match self.extended_requests(cx, s, node) {
             Ok(e) => e,
-            Err(status) => return status,
+            Err(status) => return cx.with_fact(status, || claims(&pending)),
         };
         if extended.is_none() && s.user_claims().is_empty() {
             return Status::success();
         }
         let labels = &node.node.labels;
-        let unavailable = s.claims.iter().any(|c| {
+        let elsewhere = |c: &Claim| {
             c.allocation
                 .as_ref()
                 .is_some_and(|a| !a.available_on(labels, node.name()))
-        });
+        };
+        let unavailable = s.claims.iter().any(|c| elsewhere(c));
         if s.to_allocate().next().is_some() {
-            match self.allocate(cx, s, node) {
-                Ok(Some(_)) => {}
-                Ok(None) => return Status::unresolvable(CANNOT_ALLOCATE),
-                Err(AllocError::Node(e)) => return Status::unresolvable(e),
+            let rejected = match self.allocate(cx, s, node) {
+                Ok(Some(_)) => None,
+                Ok(None) => Some(Status::unresolvable(CANNOT_ALLOCATE)),
+                Err(AllocError::Node(e)) => Some(Status::unresolvable(e)),
                 Err(AllocError::Fatal(e)) => return Status::error(e),
+            };
+            if let Some(status) = rejected {
+                return cx.with_fact(status, || claims(&pending));
             }
         }
         if unavailable {
-            return Status::unresolvable(NOT_AVAILABLE);
+            return cx.with_fact(Status::unresolvable(NOT_AVAILABLE), || claims(&elsewhere));
         }
         Status::success()
     }

@@ -3,9 +3,11 @@
 
 use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::CycleState;
+use crate::framework::facts::ScoreInput;
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
-use crate::model::node_info::NodeInfo;
+use crate::model::intern::Str;
+use crate::model::node_info::{ImageState, NodeInfo};
 
 pub const NAME: &str = "ImageLocality";
 
@@ -20,6 +22,35 @@ pub struct ImageLocality {
     pub image_volumes_in_threshold: bool,
 }
 
+impl ImageLocality {
+    fn volume_images<'a>(&self, cx: &Cx<'a>) -> &'a [Str] {
+        if self.counts_image_volumes {
+            cx.pod.volume_images.as_slice()
+        } else {
+            &[]
+        }
+    }
+
+    /// The pod's images the node has, with their sizes and spread: the score sums them.
+    fn found<'a>(
+        &self,
+        cx: &Cx<'a>,
+        node: &'a NodeInfo,
+    ) -> impl Iterator<Item = (&'a Str, &'a ImageState)> + 'a {
+        cx.pod
+            .images
+            .iter()
+            .chain(self.volume_images(cx))
+            .filter_map(|img| node.image_states.get(img).map(|s| (img, s)))
+    }
+}
+
+/// An image's size in proportion to the share of nodes that have it.
+fn scaled_size(state: &ImageState, total_nodes: usize) -> i64 {
+    let spread = state.num_nodes as f64 / total_nodes as f64;
+    (state.size as f64 * spread) as i64
+}
+
 impl Plugin for ImageLocality {
     fn name(&self) -> &'static str {
         NAME
@@ -31,28 +62,28 @@ impl Plugin for ImageLocality {
 
     fn score(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
         let total_nodes = cx.snapshot.num_nodes();
-        let volume_images = if self.counts_image_volumes {
-            cx.pod.volume_images.as_slice()
-        } else {
-            &[]
-        };
-        let sum: i64 = cx
-            .pod
-            .images
-            .iter()
-            .chain(volume_images)
-            .filter_map(|img| node.image_states.get(img))
-            .map(|state| {
-                let spread = state.num_nodes as f64 / total_nodes as f64;
-                (state.size as f64 * spread) as i64
-            })
+        let sum: i64 = self
+            .found(cx, node)
+            .map(|(_, state)| scaled_size(state, total_nodes))
             .sum();
         let images = if self.image_volumes_in_threshold {
-            cx.pod.num_containers + volume_images.len()
+            cx.pod.num_containers + self.volume_images(cx).len()
         } else {
             cx.pod.num_containers
         };
         Ok(calculate_priority(sum, images))
+    }
+
+    fn score_inputs(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Vec<ScoreInput> {
+        let total_nodes = cx.snapshot.num_nodes();
+        self.found(cx, node)
+            .map(|(&image, state)| ScoreInput::Image {
+                image,
+                size: state.size,
+                nodes: state.num_nodes,
+                total_nodes,
+            })
+            .collect()
     }
 
     fn reuse(&self) -> Reuse {

@@ -3,6 +3,9 @@
 
 use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{
+    AffinityKind, AffinityMiss, Detail, Fact, PodRef, ScoreInput, sorted_pods,
+};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::status::Status;
 use crate::model::affinity::{AffinityTerm, WeightedAffinityTerm};
@@ -122,9 +125,40 @@ fn term_namespaces(incoming: &IncomingTerms) -> Option<Vec<Str>> {
 struct IncomingTerms {
     affinity: Vec<AffinityTerm>,
     anti_affinity: Vec<AffinityTerm>,
+    /// The selectors of `affinity` and `anti_affinity` as written, when the cycle explains.
+    affinity_selectors: Vec<Str>,
+    anti_affinity_selectors: Vec<Str>,
     namespace_labels: Labels,
     /// The pod matches all its own affinity terms (the first pod of a group may schedule).
     self_match: bool,
+}
+
+/// A pod behind a count, for the explanation: the index of the term concerned (the incoming
+/// pod's, or for existing pods' anti-affinity the existing pod's) and that term's selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Holder {
+    term: u16,
+    pod: PodRef,
+    selector: Str,
+}
+
+/// The pods behind the anti-affinity counts, per (topology key, value); kept only when the
+/// cycle explains.
+#[derive(Clone, Debug, Default)]
+struct Holders {
+    /// Pods matching one of the incoming pod's anti-affinity terms.
+    anti_affinity: FxHashMap<(Str, Str), Vec<Holder>>,
+    /// Existing pods whose anti-affinity term matches the incoming pod.
+    existing: FxHashMap<(Str, Str), Vec<Holder>>,
+}
+
+fn hold(map: &mut FxHashMap<(Str, Str), Vec<Holder>>, key: (Str, Str), h: Holder, by: i64) {
+    let list = map.entry(key).or_default();
+    if by > 0 {
+        list.push(h);
+    } else if let Some(i) = list.iter().position(|x| *x == h) {
+        list.swap_remove(i);
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -133,19 +167,33 @@ pub struct PreFilterState {
     affinity: Counts,
     anti_affinity: Counts,
     incoming: Arc<IncomingTerms>,
+    holders: Option<Arc<Holders>>,
 }
 
 impl PreFilterState {
-    /// `updateWithPod`: the counts with `pod` on `node` added (+1) or removed (-1).
-    fn update_with_pod(&mut self, incoming_pod: &Pod, pod: &Pod, node: &Node, by: i64) {
+    /// `updateWithPod`: the counts with `pod` on `node` added (+1) or removed (-1), and the
+    /// pods behind them when the cycle explains.
+    fn update_with_pod(&mut self, cx: &Cx, pod: &Pod, node: &Node, by: i64) {
+        let incoming_pod = cx.pod;
         let inc = self.incoming.clone();
-        for t in &pod.affinity.required_anti_affinity {
+        let mut holders = self
+            .holders
+            .as_mut()
+            .filter(|_| cx.explain)
+            .map(Arc::make_mut);
+        for (i, t) in pod.affinity.required_anti_affinity.iter().enumerate() {
             if t.matches(
                 incoming_pod.namespace,
                 &incoming_pod.labels,
                 &inc.namespace_labels,
             ) {
                 update(&mut self.existing_anti_affinity, node, t.topology_key, by);
+                if let (Some(h), Some(v)) =
+                    (holders.as_deref_mut(), node.labels.get(t.topology_key))
+                {
+                    let holder = existing_holder(cx, i, t, pod);
+                    hold(&mut h.existing, (t.topology_key, v), holder, by);
+                }
             }
         }
         if matches_all(&inc.affinity, pod) {
@@ -153,11 +201,142 @@ impl PreFilterState {
                 update(&mut self.affinity, node, t.topology_key, by);
             }
         }
-        for t in &inc.anti_affinity {
+        for (i, t) in inc.anti_affinity.iter().enumerate() {
             if t.matches(pod.namespace, &pod.labels, &Labels::default()) {
                 update(&mut self.anti_affinity, node, t.topology_key, by);
+                if let (Some(h), Some(v)) =
+                    (holders.as_deref_mut(), node.labels.get(t.topology_key))
+                {
+                    let holder = Holder {
+                        term: term_index(i),
+                        pod: PodRef::of(pod),
+                        selector: inc.anti_affinity_selectors[i],
+                    };
+                    hold(&mut h.anti_affinity, (t.topology_key, v), holder, by);
+                }
             }
         }
+    }
+
+    /// The facts behind a rejection: the terms the node breaks, with their domain and pods.
+    fn facts(&self, labels: &Labels) -> Vec<Fact> {
+        let inc = &self.incoming;
+        let fact = |kind, term: u16, key: Str, selector: Str, domain, pods| {
+            Fact::of(Detail::Affinity(Box::new(AffinityMiss {
+                kind,
+                term,
+                topology_key: key,
+                selector,
+                domain,
+                pods,
+            })))
+        };
+        let mut out = Vec::new();
+        for (i, t) in inc.affinity.iter().enumerate() {
+            let domain = labels.get(t.topology_key);
+            let empty = domain.is_none_or(|v| {
+                self.affinity
+                    .get(&(t.topology_key, v))
+                    .copied()
+                    .unwrap_or(0)
+                    <= 0
+            });
+            if empty {
+                let selector = inc.affinity_selectors[i];
+                let f = fact(
+                    AffinityKind::Affinity,
+                    term_index(i),
+                    t.topology_key,
+                    selector,
+                    domain,
+                    Vec::new(),
+                );
+                out.push(f);
+            }
+        }
+        let holders = self.holders.as_deref();
+        fn pods_of(map: Option<&FxHashMap<(Str, Str), Vec<Holder>>>, key: (Str, Str)) -> &[Holder] {
+            map.and_then(|m| m.get(&key)).map_or(&[][..], Vec::as_slice)
+        }
+        // Terms sharing a topology key share its counts: a term is behind the rejection where
+        // pods match it; when none is known to (holders are kept only when explaining), all are.
+        let mut anti = Vec::new();
+        for (i, t) in inc.anti_affinity.iter().enumerate() {
+            let Some(v) = labels.get(t.topology_key) else {
+                continue;
+            };
+            if self
+                .anti_affinity
+                .get(&(t.topology_key, v))
+                .copied()
+                .unwrap_or(0)
+                > 0
+            {
+                let pods = pods_of(holders.map(|h| &h.anti_affinity), (t.topology_key, v))
+                    .iter()
+                    .filter(|h| usize::from(h.term) == i)
+                    .map(|h| h.pod)
+                    .collect();
+                let selector = inc.anti_affinity_selectors[i];
+                let kind = AffinityKind::AntiAffinity;
+                let pods = sorted_pods(pods);
+                let held = !pods.is_empty();
+                let f = fact(kind, term_index(i), t.topology_key, selector, Some(v), pods);
+                anti.push((held, f));
+            }
+        }
+        let any_held = anti.iter().any(|(held, _)| *held);
+        out.extend(
+            anti.into_iter()
+                .filter(|(held, _)| *held || !any_held)
+                .map(|(_, f)| f),
+        );
+        for (k, v) in labels.iter() {
+            if self
+                .existing_anti_affinity
+                .get(&(k, v))
+                .copied()
+                .unwrap_or(0)
+                <= 0
+            {
+                continue;
+            }
+            // One fact per existing term (by its index and selector), with the pods that have it.
+            let mut by_term: Vec<(u16, Str, Vec<PodRef>)> = Vec::new();
+            for h in pods_of(holders.map(|h| &h.existing), (k, v)) {
+                match by_term
+                    .iter_mut()
+                    .find(|(t, s, _)| (*t, *s) == (h.term, h.selector))
+                {
+                    Some((_, _, pods)) => pods.push(h.pod),
+                    None => by_term.push((h.term, h.selector, vec![h.pod])),
+                }
+            }
+            by_term.sort_by(|a, b| (a.0, a.1.as_str()).cmp(&(b.0, b.1.as_str())));
+            for (term, selector, pods) in by_term {
+                let kind = AffinityKind::ExistingAntiAffinity;
+                out.push(fact(kind, term, k, selector, Some(v), sorted_pods(pods)));
+            }
+        }
+        out
+    }
+}
+
+fn term_index(i: usize) -> u16 {
+    u16::try_from(i).unwrap_or(u16::MAX)
+}
+
+/// A selector as facts show it, stored once in the cluster's strings.
+fn selector_text(cx: &Cx, t: &AffinityTerm) -> Str {
+    cx.snapshot.cluster.strings.intern(t.selector.to_string())
+}
+
+/// An existing pod whose anti-affinity term `i` matches the incoming pod.
+fn existing_holder(cx: &Cx, i: usize, t: &AffinityTerm, pod: &Pod) -> Holder {
+    Holder {
+        term: term_index(i),
+        pod: PodRef::of(pod),
+        selector: selector_text(cx, t),
     }
 }
 
@@ -266,6 +445,47 @@ impl InterPodAffinity {
     }
 }
 
+/// Filter's verdict on a node with these labels.
+fn verdict(s: &PreFilterState, labels: &Labels) -> Status {
+    // satisfyPodAffinity: every term's topology must hold a matching pod, unless no pod in the
+    // cluster matches and the pod matches its own terms.
+    let mut pods_exist = true;
+    for t in &s.incoming.affinity {
+        match labels.get(t.topology_key) {
+            Some(v) => {
+                if s.affinity.get(&(t.topology_key, v)).copied().unwrap_or(0) <= 0 {
+                    pods_exist = false;
+                }
+            }
+            None => return Status::unresolvable(ERR_REASON_AFFINITY),
+        }
+    }
+    if !pods_exist && (!s.affinity.is_empty() || !s.incoming.self_match) {
+        return Status::unresolvable(ERR_REASON_AFFINITY);
+    }
+    if !s.anti_affinity.is_empty() {
+        for t in &s.incoming.anti_affinity {
+            if let Some(v) = labels.get(t.topology_key)
+                && s.anti_affinity
+                    .get(&(t.topology_key, v))
+                    .copied()
+                    .unwrap_or(0)
+                    > 0
+            {
+                return Status::unschedulable(ERR_REASON_ANTI_AFFINITY);
+            }
+        }
+    }
+    if !s.existing_anti_affinity.is_empty()
+        && labels
+            .iter()
+            .any(|(k, v)| s.existing_anti_affinity.get(&(k, v)).copied().unwrap_or(0) > 0)
+    {
+        return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY);
+    }
+    Status::success()
+}
+
 fn merge_scores(into: &mut ScoreMap, from: ScoreMap) {
     for (key, values) in from {
         let target = into.entry(key).or_default();
@@ -277,6 +497,15 @@ fn merge_scores(into: &mut ScoreMap, from: ScoreMap) {
 
 /// The (topology key, value, count) entries one node contributes.
 type Found = Vec<(Str, Str, i64)>;
+
+/// What a walk over pods found for the incoming pod's terms.
+#[derive(Default)]
+struct Walked {
+    affinity: Found,
+    anti_affinity: Found,
+    /// The pods behind `anti_affinity`, when the cycle explains.
+    anti_holders: Vec<((Str, Str), Holder)>,
+}
 
 /// Per node, the entries a walk found, merged in node order.
 fn merge_counts(per_node: Vec<Found>) -> Counts {
@@ -293,6 +522,23 @@ fn walk<T: Send>(nodes: &[NodeInfo], f: impl Fn(&NodeInfo) -> T + Sync + Send) -
         nodes.par_iter().map(f).collect()
     } else {
         nodes.iter().map(f).collect()
+    }
+}
+
+impl InterPodAffinity {
+    /// The topology scores of the node's domains: (key, value, score), summed by Score.
+    fn domains<'a>(
+        &self,
+        state: &'a CycleState,
+        node: &'a NodeInfo,
+    ) -> Result<impl Iterator<Item = (Str, Str, i64)> + 'a, Status> {
+        let s = state.read(self.pre_score).ok_or_else(|| {
+            Status::error("failed to read \"PreScoreInterPodAffinity\" from cycleState: not found")
+        })?;
+        Ok(s.topology_score.iter().filter_map(|(&key, values)| {
+            let v = node.node.labels.get(key)?;
+            values.get(&v).map(|&score| (key, v, score))
+        }))
     }
 }
 
@@ -317,22 +563,38 @@ impl Plugin for InterPodAffinity {
                 None,
             );
         }
+        let affinity = merged(&pod.affinity.required_affinity, cluster);
+        let anti_affinity = merged(&pod.affinity.required_anti_affinity, cluster);
+        let selectors = |terms: &[AffinityTerm]| -> Vec<Str> {
+            if cx.explain {
+                terms.iter().map(|t| selector_text(cx, t)).collect()
+            } else {
+                Vec::new()
+            }
+        };
         let incoming = Arc::new(IncomingTerms {
-            affinity: merged(&pod.affinity.required_affinity, cluster),
-            anti_affinity: merged(&pod.affinity.required_anti_affinity, cluster),
+            affinity_selectors: selectors(&affinity),
+            anti_affinity_selectors: selectors(&anti_affinity),
+            affinity,
+            anti_affinity,
             namespace_labels: cluster.namespace_labels(pod.namespace),
             self_match: false,
         });
         let nodes = &cx.snapshot.nodes;
+        let mut holders = cx.explain.then(Holders::default);
         // Existing pods' anti-affinity against this pod: only pods whose terms can select its
         // namespace (the snapshot files them so).
         let mut found = Found::new();
         for (node, existing) in cx.snapshot.anti_affinity_concerning(pod.namespace) {
-            for t in &existing.affinity.required_anti_affinity {
+            for (i, t) in existing.affinity.required_anti_affinity.iter().enumerate() {
                 if t.matches(pod.namespace, &pod.labels, &incoming.namespace_labels)
                     && let Some(v) = nodes[*node].node.labels.get(t.topology_key)
                 {
                     found.push((t.topology_key, v, 1));
+                    if let Some(h) = &mut holders {
+                        let holder = existing_holder(cx, i, t, existing);
+                        hold(&mut h.existing, (t.topology_key, v), holder, 1);
+                    }
                 }
             }
         }
@@ -342,47 +604,64 @@ impl Plugin for InterPodAffinity {
                 (Counts::default(), Counts::default())
             } else {
                 let none = Labels::default();
-                let count = |node: &NodeInfo, p: &Pod, aff: &mut Found, anti: &mut Found| {
+                let count = |node: &NodeInfo, p: &Arc<Pod>, w: &mut Walked| {
                     if matches_all(&incoming.affinity, p) {
                         for t in &incoming.affinity {
                             if let Some(v) = node.node.labels.get(t.topology_key) {
-                                aff.push((t.topology_key, v, 1));
+                                w.affinity.push((t.topology_key, v, 1));
                             }
                         }
                     }
-                    for t in &incoming.anti_affinity {
+                    for (i, t) in incoming.anti_affinity.iter().enumerate() {
                         if t.matches(p.namespace, &p.labels, &none)
                             && let Some(v) = node.node.labels.get(t.topology_key)
                         {
-                            anti.push((t.topology_key, v, 1));
+                            w.anti_affinity.push((t.topology_key, v, 1));
+                            if cx.explain {
+                                let holder = Holder {
+                                    term: term_index(i),
+                                    pod: PodRef::of(p),
+                                    selector: incoming.anti_affinity_selectors[i],
+                                };
+                                w.anti_holders.push(((t.topology_key, v), holder));
+                            }
                         }
                     }
                 };
-                let (mut aff, mut anti) = (Found::new(), Found::new());
+                let mut walked = Walked::default();
                 match term_namespaces(&incoming) {
                     // Only pods of the terms' namespaces can match: walk those.
                     Some(namespaces) => {
                         for ns in namespaces {
                             for (node, p) in cx.snapshot.pods_in_namespace(ns) {
-                                count(&nodes[*node], p, &mut aff, &mut anti);
+                                count(&nodes[*node], p, &mut walked);
                             }
                         }
                     }
                     None => {
-                        let per_node: Vec<(Found, Found)> = walk(nodes, |ni| {
-                            let (mut aff, mut anti) = (Found::new(), Found::new());
+                        let per_node: Vec<Walked> = walk(nodes, |ni| {
+                            let mut w = Walked::default();
                             for p in &ni.pods {
-                                count(ni, p, &mut aff, &mut anti);
+                                count(ni, p, &mut w);
                             }
-                            (aff, anti)
+                            w
                         });
-                        for (a, b) in per_node {
-                            aff.extend(a);
-                            anti.extend(b);
+                        for w in per_node {
+                            walked.affinity.extend(w.affinity);
+                            walked.anti_affinity.extend(w.anti_affinity);
+                            walked.anti_holders.extend(w.anti_holders);
                         }
                     }
                 }
-                (merge_counts(vec![aff]), merge_counts(vec![anti]))
+                if let Some(h) = &mut holders {
+                    for (key, holder) in walked.anti_holders {
+                        hold(&mut h.anti_affinity, key, holder, 1);
+                    }
+                }
+                (
+                    merge_counts(vec![walked.affinity]),
+                    merge_counts(vec![walked.anti_affinity]),
+                )
             };
         if existing.is_empty() && incoming.affinity.is_empty() && incoming.anti_affinity.is_empty()
         {
@@ -399,6 +678,7 @@ impl Plugin for InterPodAffinity {
                     self_match,
                     ..(*incoming).clone()
                 }),
+                holders: holders.map(Arc::new),
             },
         );
         (Status::success(), None)
@@ -411,7 +691,7 @@ impl Plugin for InterPodAffinity {
     fn add_pod(&self, cx: &Cx, state: &mut CycleState, pod: &Arc<Pod>, node: &NodeInfo) -> Status {
         match state.read_mut(self.pre_filter) {
             Some(s) => {
-                s.update_with_pod(cx.pod, pod, &node.node, 1);
+                s.update_with_pod(cx, pod, &node.node, 1);
                 Status::success()
             }
             None => Status::error(
@@ -423,7 +703,7 @@ impl Plugin for InterPodAffinity {
     fn remove_pod(&self, cx: &Cx, state: &mut CycleState, pod: &Pod, node: &NodeInfo) -> Status {
         match state.read_mut(self.pre_filter) {
             Some(s) => {
-                s.update_with_pod(cx.pod, pod, &node.node, -1);
+                s.update_with_pod(cx, pod, &node.node, -1);
                 Status::success()
             }
             None => Status::error(
@@ -432,50 +712,18 @@ impl Plugin for InterPodAffinity {
         }
     }
 
-    fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+    fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
         let Some(s) = state.read(self.pre_filter) else {
             return Status::error(
                 "error reading \"PreFilterInterPodAffinity\" from cycleState: not found",
             );
         };
         let labels = &node.node.labels;
-        // satisfyPodAffinity: every term's topology must hold a matching pod, unless no pod in the
-        // cluster matches and the pod matches its own terms.
-        let mut pods_exist = true;
-        for t in &s.incoming.affinity {
-            match labels.get(t.topology_key) {
-                Some(v) => {
-                    if s.affinity.get(&(t.topology_key, v)).copied().unwrap_or(0) <= 0 {
-                        pods_exist = false;
-                    }
-                }
-                None => return Status::unresolvable(ERR_REASON_AFFINITY),
-            }
+        let status = verdict(s, labels);
+        if status.is_success() {
+            return status;
         }
-        if !pods_exist && (!s.affinity.is_empty() || !s.incoming.self_match) {
-            return Status::unresolvable(ERR_REASON_AFFINITY);
-        }
-        if !s.anti_affinity.is_empty() {
-            for t in &s.incoming.anti_affinity {
-                if let Some(v) = labels.get(t.topology_key)
-                    && s.anti_affinity
-                        .get(&(t.topology_key, v))
-                        .copied()
-                        .unwrap_or(0)
-                        > 0
-                {
-                    return Status::unschedulable(ERR_REASON_ANTI_AFFINITY);
-                }
-            }
-        }
-        if !s.existing_anti_affinity.is_empty()
-            && labels
-                .iter()
-                .any(|(k, v)| s.existing_anti_affinity.get(&(k, v)).copied().unwrap_or(0) > 0)
-        {
-            return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY);
-        }
-        Status::success()
+        cx.with_facts(status, || s.facts(labels))
     }
 
     fn pre_score(&self, cx: &Cx, state: &mut CycleState, nodes: &[&NodeInfo]) -> Status {
@@ -532,13 +780,25 @@ impl Plugin for InterPodAffinity {
     }
 
     fn score(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let s = state.read(self.pre_score).ok_or_else(|| {
-            Status::error("failed to read \"PreScoreInterPodAffinity\" from cycleState: not found")
-        })?;
-        Ok(s.topology_score
-            .iter()
-            .filter_map(|(&key, values)| node.node.labels.get(key).and_then(|v| values.get(&v)))
-            .sum())
+        Ok(self.domains(state, node)?.map(|(_, _, score)| score).sum())
+    }
+
+    fn score_inputs(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<ScoreInput> {
+        let Ok(domains) = self.domains(state, node) else {
+            return Vec::new();
+        };
+        let mut inputs: Vec<ScoreInput> = domains
+            .map(|(topology_key, domain, score)| ScoreInput::AffinityDomain {
+                topology_key,
+                domain,
+                score,
+            })
+            .collect();
+        inputs.sort_by_key(|i| match i {
+            ScoreInput::AffinityDomain { topology_key, .. } => topology_key.as_str(),
+            _ => "",
+        });
+        inputs
     }
 
     fn has_score_extensions(&self) -> bool {

@@ -4,6 +4,7 @@
 
 use super::helper::default_normalize_score;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{Detail, Fact, LabelSource, ScoreInput};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::intern::Str;
@@ -45,6 +46,45 @@ impl NodeAffinity {
             pre_score: slots.register("PreScoreNodeAffinity"),
         }
     }
+}
+
+impl NodeAffinity {
+    /// The preferred terms the node matches (the profile's, then the pod's), with their
+    /// weights: the score is their sum.
+    fn matched(&self, state: &CycleState, node: &NodeInfo) -> Vec<(LabelSource, i32)> {
+        let n = &node.node;
+        let index = |i: usize| u16::try_from(i).unwrap_or(u16::MAX);
+        let added = self.args.added_preferred.iter().flat_map(|a| {
+            a.matched(&n.labels, n.name)
+                .map(|(i, w)| (LabelSource::AddedAffinity(index(i)), w))
+        });
+        let own = state
+            .read(self.pre_score)
+            .and_then(|s| s.preferred.as_ref())
+            .into_iter()
+            .flat_map(|p| {
+                p.matched(&n.labels, n.name)
+                    .map(|(i, w)| (LabelSource::NodeAffinity(index(i)), w))
+            });
+        added.chain(own).collect()
+    }
+}
+
+/// Per term of a selector the node matches none of, the requirements it fails there.
+fn term_facts(
+    selector: &NodeSelector,
+    source: fn(u16) -> LabelSource,
+    node: &NodeInfo,
+) -> Vec<Fact> {
+    let n = &node.node;
+    selector
+        .misses(&n.labels, n.name)
+        .into_iter()
+        .map(|(term, m)| {
+            let term = u16::try_from(term).unwrap_or(u16::MAX);
+            Fact::of(Detail::Label(Box::new((source(term), m))))
+        })
+        .collect()
 }
 
 impl Plugin for NodeAffinity {
@@ -93,7 +133,12 @@ impl Plugin for NodeAffinity {
                 .extend(term_names);
         }
         match node_names {
-            Some(names) if names.is_empty() => (Status::unresolvable(ERR_REASON_CONFLICT), None),
+            Some(names) if names.is_empty() => (
+                cx.with_fact(Status::unresolvable(ERR_REASON_CONFLICT), || {
+                    Detail::ConflictingNodeNames
+                }),
+                None,
+            ),
             Some(names) => (Status::success(), Some(names)),
             None => (Status::success(), None),
         }
@@ -104,13 +149,30 @@ impl Plugin for NodeAffinity {
         if let Some(added) = &self.args.added_required
             && !added.matches(&n.labels, n.name)
         {
-            return Status::unresolvable(ERR_REASON_ENFORCED);
+            return cx.with_facts(Status::unresolvable(ERR_REASON_ENFORCED), || {
+                term_facts(added, LabelSource::AddedAffinity, node)
+            });
         }
-        if cx.pod.required_node_affinity.matches(&n.labels, n.name) {
-            Status::success()
-        } else {
-            Status::unresolvable(ERR_REASON_POD)
+        let required = &cx.pod.required_node_affinity;
+        if required.matches(&n.labels, n.name) {
+            return Status::success();
         }
+        cx.with_facts(Status::unresolvable(ERR_REASON_POD), || {
+            let mut facts: Vec<Fact> = required
+                .selector_misses(&n.labels)
+                .into_iter()
+                .map(|m| Fact::of(Detail::Label(Box::new((LabelSource::NodeSelector, m)))))
+                .collect();
+            // The terms are ORed: they matter only when the node fails them all.
+            if let Some(a) = required
+                .affinity
+                .as_ref()
+                .filter(|a| !a.matches(&n.labels, n.name))
+            {
+                facts.extend(term_facts(a, LabelSource::NodeAffinity, node));
+            }
+            facts
+        })
     }
 
     fn pre_score(&self, cx: &Cx, state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
@@ -126,18 +188,18 @@ impl Plugin for NodeAffinity {
     }
 
     fn score(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let n = &node.node;
-        let mut count = 0;
-        if let Some(added) = &self.args.added_preferred {
-            count += added.score(&n.labels, n.name);
-        }
-        if let Some(p) = state
-            .read(self.pre_score)
-            .and_then(|s| s.preferred.as_ref())
-        {
-            count += p.score(&n.labels, n.name);
-        }
-        Ok(count)
+        Ok(self
+            .matched(state, node)
+            .iter()
+            .map(|&(_, weight)| i64::from(weight))
+            .sum())
+    }
+
+    fn score_inputs(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<ScoreInput> {
+        self.matched(state, node)
+            .into_iter()
+            .map(|(source, weight)| ScoreInput::PreferredTerm { source, weight })
+            .collect()
     }
 
     fn has_score_extensions(&self) -> bool {

@@ -4,6 +4,7 @@
 //! knows the plugin but its gate is off, so there it does nothing.
 
 use crate::framework::cycle_state::CycleState;
+use crate::framework::facts::Detail;
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
@@ -46,11 +47,13 @@ impl Plugin for NodeDeclaredFeatures {
     }
 
     fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
-        if !self.enabled || self.required(cx).is_subset(node.node.declared_features) {
-            Status::success()
-        } else {
-            Status::unresolvable(UNSATISFIED)
+        let (required, declared) = (self.required(cx), node.node.declared_features);
+        if !self.enabled || required.is_subset(declared) {
+            return Status::success();
         }
+        cx.with_fact(Status::unresolvable(UNSATISFIED), || {
+            Detail::MissingFeatures(required.without(declared))
+        })
     }
 
     fn reuse(&self) -> Reuse {

@@ -1,6 +1,7 @@
 //! NodeName (Filter): a pod that names a node fits only that node.
 
 use crate::framework::cycle_state::CycleState;
+use crate::framework::facts::Detail;
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
@@ -21,7 +22,9 @@ impl Plugin for NodeName {
 
     fn filter(&self, cx: &Cx, _state: &CycleState, node: &NodeInfo) -> Status {
         match cx.pod.node_name {
-            Some(name) if name != node.name() => Status::unresolvable(ERR_REASON),
+            Some(name) if name != node.name() => {
+                cx.with_fact(Status::unresolvable(ERR_REASON), || Detail::NodeName(name))
+            }
             _ => Status::success(),
         }
     }

@@ -1,6 +1,7 @@
 //! NodePorts (PreFilter, Filter): host ports the pod asks for must be free on the node.
 
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{Detail, Fact, PodRef, sorted_pods};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
@@ -48,15 +49,23 @@ impl Plugin for NodePorts {
         (Status::success(), None)
     }
 
-    fn filter(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+    fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
         let Some(s) = state.read(self.pre_filter) else {
             return Status::error("reading \"PreFilterNodePorts\" from cycleState: not found");
         };
-        if s.want.iter().any(|p| node.port_conflicts(p)) {
-            Status::unschedulable(ERR_REASON)
-        } else {
-            Status::success()
+        if !s.want.iter().any(|p| node.port_conflicts(p)) {
+            return Status::success();
         }
+        cx.with_facts(Status::unschedulable(ERR_REASON), || {
+            s.want
+                .iter()
+                .filter(|p| node.port_conflicts(p))
+                .map(|p| {
+                    let holders = node.port_holders(p).map(|h| PodRef::of(h)).collect();
+                    Fact::of(Detail::Port(Box::new((*p, sorted_pods(holders)))))
+                })
+                .collect()
+        })
     }
 
     fn reuse(&self) -> Reuse {

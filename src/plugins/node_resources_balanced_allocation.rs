@@ -4,6 +4,7 @@
 use super::resource_allocation::{self, ResourceSpec, Usage};
 use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::ScoreInput;
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
@@ -77,6 +78,30 @@ fn balanced_score(requested: &[i64], allocatable: &[i64]) -> i64 {
     ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }
 
+impl BalancedAllocation {
+    /// The node's usage with the pod, which the score is computed from; `None` for a pod that
+    /// requests none of the resources (scored 0).
+    fn usage(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Option<Usage> {
+        let computed;
+        let requests = match state.read(self.pre_score) {
+            Some(s) => &s.pod_requests,
+            None => {
+                computed = resource_allocation::pod_requests(cx.pod, &self.args.resources, true);
+                if computed.iter().all(|&r| r == 0) {
+                    return None;
+                }
+                &computed
+            }
+        };
+        Some(resource_allocation::usage(
+            node,
+            &self.args.resources,
+            requests,
+            true,
+        ))
+    }
+}
+
 impl Plugin for BalancedAllocation {
     fn name(&self) -> &'static str {
         NAME
@@ -96,24 +121,15 @@ impl Plugin for BalancedAllocation {
     }
 
     fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let computed;
-        let requests = match state.read(self.pre_score) {
-            Some(s) => &s.pod_requests,
-            None => {
-                computed = resource_allocation::pod_requests(cx.pod, &self.args.resources, true);
-                if computed.iter().all(|&r| r == 0) {
-                    return Ok(0);
-                }
-                &computed
-            }
-        };
-        Ok(resource_allocation::score(
-            node,
-            &self.args.resources,
-            requests,
-            true,
-            |usage| balanced_scorer(usage, self.scores_improvement),
-        ))
+        Ok(self
+            .usage(cx, state, node)
+            .map_or(0, |u| balanced_scorer(&u, self.scores_improvement)))
+    }
+
+    fn score_inputs(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<ScoreInput> {
+        self.usage(cx, state, node)
+            .map(|u| u.inputs(&self.args.resources))
+            .unwrap_or_default()
     }
 
     fn reuse(&self) -> Reuse {

@@ -3,13 +3,14 @@
 //! RequestedToCapacityRatio over the configured resources.
 
 use super::helper::{ShapePoint, broken_linear};
-use super::resource_allocation::{self, ResourceSpec};
+use super::resource_allocation::{self, ResourceSpec, Usage};
 use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{Detail, Fact, ScoreInput, Shortfall};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::{Code, Status};
 use crate::model::dra::objects::Dra;
-use crate::model::intern::Str;
+use crate::model::intern::{Entry, Str};
 use crate::model::node_info::NodeInfo;
 use crate::model::resource::{self, RequestOptions, Resource};
 
@@ -80,12 +81,15 @@ pub struct NodeResourcesFit {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Insufficient {
     pub reason: String,
-    pub requested: i64,
-    pub used: i64,
-    pub capacity: i64,
+    pub shortfall: Shortfall,
     /// The request exceeds the node's allocatable: evicting pods cannot help.
     pub unresolvable: bool,
 }
+
+static CPU: Entry = Entry::constant(resource::CPU);
+static MEMORY: Entry = Entry::constant(resource::MEMORY);
+static EPHEMERAL_STORAGE: Entry = Entry::constant(resource::EPHEMERAL_STORAGE);
+static PODS: Entry = Entry::constant(resource::PODS);
 
 impl NodeResourcesFit {
     pub fn new(
@@ -130,11 +134,15 @@ impl NodeResourcesFit {
         let used = &node.requested;
         let pods = node.pods.len() as i64;
         if pods + 1 > alloc.allowed_pods {
+            // One pod more than allowed: a full node, which evicting pods can resolve.
             out.push(Insufficient {
                 reason: "Too many pods".into(),
-                requested: 1,
-                used: pods,
-                capacity: alloc.allowed_pods,
+                shortfall: Shortfall {
+                    resource: Str::from_static(&PODS),
+                    requested: 1,
+                    allocatable: alloc.allowed_pods,
+                    used: pods,
+                },
                 unresolvable: false,
             });
         }
@@ -145,31 +153,38 @@ impl NodeResourcesFit {
         {
             return out;
         }
-        let mut check = |reason: &str, req: i64, used: i64, cap: i64| {
-            if req > 0 && req > cap - used {
-                out.push(Insufficient {
-                    reason: reason.to_string(),
-                    requested: req,
-                    used,
-                    capacity: cap,
-                    unresolvable: req > cap,
-                });
-            }
-        };
+        let mut check =
+            |reason: &str, resource: Str, requested: i64, used: i64, allocatable: i64| {
+                if requested > 0 && requested > allocatable - used {
+                    out.push(Insufficient {
+                        reason: reason.to_string(),
+                        shortfall: Shortfall {
+                            resource,
+                            requested,
+                            allocatable,
+                            used,
+                        },
+                        unresolvable: requested > allocatable,
+                    });
+                }
+            };
         check(
             "Insufficient cpu",
+            Str::from_static(&CPU),
             request.milli_cpu,
             used.milli_cpu,
             alloc.milli_cpu,
         );
         check(
             "Insufficient memory",
+            Str::from_static(&MEMORY),
             request.memory,
             used.memory,
             alloc.memory,
         );
         check(
             "Insufficient ephemeral-storage",
+            Str::from_static(&EPHEMERAL_STORAGE),
             request.ephemeral_storage,
             used.ephemeral_storage,
             alloc.ephemeral_storage,
@@ -181,18 +196,28 @@ impl NodeResourcesFit {
             if req == 0 || self.ignored(&name) || self.delegated(name, node, dra) {
                 continue;
             }
-            let (cap, in_use) = (alloc.scalar(name), used.scalar(name));
-            if req > cap - in_use {
-                out.push(Insufficient {
-                    reason: format!("Insufficient {name}"),
-                    requested: req,
-                    used: in_use,
-                    capacity: cap,
-                    unresolvable: req > cap,
-                });
-            }
+            check(
+                &format!("Insufficient {name}"),
+                name,
+                req,
+                used.scalar(name),
+                alloc.scalar(name),
+            );
         }
         out
+    }
+
+    /// The node's usage with the pod, which the score is computed from.
+    fn usage(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Usage {
+        let computed;
+        let requests = match state.read(self.pre_score) {
+            Some(s) => &s.pod_requests,
+            None => {
+                computed = resource_allocation::pod_requests(cx.pod, &self.args.resources, false);
+                &computed
+            }
+        };
+        resource_allocation::usage(node, &self.args.resources, requests, false)
     }
 
     fn scorer(&self, requested: &[i64], allocatable: &[i64]) -> i64 {
@@ -284,7 +309,20 @@ impl Plugin for NodeResourcesFit {
         } else {
             Code::Unschedulable
         };
-        Status::with_reasons(code, insufficient.into_iter().map(|i| i.reason).collect())
+        let facts = || {
+            (0..)
+                .zip(&insufficient)
+                .map(|(reason, i)| Fact {
+                    reason,
+                    detail: Detail::Resource(i.shortfall),
+                })
+                .collect()
+        };
+        let status = cx.with_facts(Status::with_reasons(code, Vec::new()), facts);
+        Status {
+            reasons: insufficient.into_iter().map(|i| i.reason).collect(),
+            ..status
+        }
     }
 
     fn pre_score(&self, cx: &Cx, state: &mut CycleState, _nodes: &[&NodeInfo]) -> Status {
@@ -302,21 +340,12 @@ impl Plugin for NodeResourcesFit {
     }
 
     fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
-        let computed;
-        let requests = match state.read(self.pre_score) {
-            Some(s) => &s.pod_requests,
-            None => {
-                computed = resource_allocation::pod_requests(cx.pod, &self.args.resources, false);
-                &computed
-            }
-        };
-        Ok(resource_allocation::score(
-            node,
-            &self.args.resources,
-            requests,
-            false,
-            |u| self.scorer(&u.requested, &u.allocatable),
-        ))
+        let u = self.usage(cx, state, node);
+        Ok(self.scorer(&u.requested, &u.allocatable))
+    }
+
+    fn score_inputs(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<ScoreInput> {
+        self.usage(cx, state, node).inputs(&self.args.resources)
     }
 
     fn reuse(&self) -> Reuse {

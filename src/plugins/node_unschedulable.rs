@@ -2,6 +2,7 @@
 //! `node.kubernetes.io/unschedulable:NoSchedule` taint.
 
 use crate::framework::cycle_state::CycleState;
+use crate::framework::facts::Detail;
 use crate::framework::plugin::{Cx, Plugin, Points, Reuse};
 use crate::framework::status::Status;
 use crate::model::intern::{Entry, Str};
@@ -33,10 +34,12 @@ impl Plugin for NodeUnschedulable {
             effect: Some(Effect::NoSchedule),
         };
         if tolerated(&cx.pod.tolerations, &taint) {
-            Status::success()
-        } else {
-            Status::unresolvable(ERR_REASON_UNSCHEDULABLE)
+            return Status::success();
         }
+        // The cordon: spec.unschedulable, which the pod would tolerate as this taint.
+        cx.with_fact(Status::unresolvable(ERR_REASON_UNSCHEDULABLE), || {
+            Detail::Taint(taint)
+        })
     }
 
     fn reuse(&self) -> Reuse {

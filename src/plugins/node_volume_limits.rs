@@ -4,10 +4,11 @@
 
 use super::csi_translation::{self, InTree};
 use super::storage::{
-    claim_class, claim_volume_name, ephemeral_claim_is_for_pod, ephemeral_claim_name,
-    migrated_on_node, pvc_not_found,
+    claim_class, claim_named, claim_volume_name, ephemeral_claim_is_for_pod, ephemeral_claim_name,
+    migrated_on_node, pvc_not_found, with_claim,
 };
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{Detail, Fact};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::cluster::Cluster;
@@ -194,11 +195,12 @@ fn new_pod_volumes(cx: &Cx) -> Vec<Result<Attachable<'static>, Status>> {
             continue;
         }
         let Some(pvc) = pvc else {
-            out.push(Err(Status::unresolvable(format!(
+            let status = Status::unresolvable(format!(
                 "looking up PVC {}/{name}: {}",
                 pod.namespace,
                 pvc_not_found(&name)
-            ))));
+            ));
+            out.push(Err(with_claim(cx, status, || claim_named(cx, &name))));
             continue;
         };
         if ephemeral && let Err(e) = ephemeral_claim_is_for_pod(pod, pvc) {
@@ -359,10 +361,13 @@ impl Plugin for NodeVolumeLimits {
                 .iter()
                 .find(|id| !driver_installed(cluster, id.driver, csi_node))
         {
-            return Status::unschedulable(format!(
+            let status = Status::unschedulable(format!(
                 "{} CSI driver is not installed on the node",
                 id.driver
             ));
+            return cx.with_fact(status, || {
+                Detail::MissingDriver(cluster.strings.intern(id.driver))
+            });
         }
         let limits: Vec<(&str, i64)> = csi_node
             .into_iter()
@@ -406,16 +411,32 @@ impl Plugin for NodeVolumeLimits {
         new.retain(|id| !attached.contains(id));
         let per_driver =
             |ids: &[VolumeId], driver: &str| ids.iter().filter(|id| id.driver == driver).count();
-        let exceeds = limits.iter().any(|&(driver, limit)| {
-            let adding = new.iter().filter(|id| id.driver == driver).count() as i64;
-            let present = (per_driver(&attached, driver) + per_driver(&detached, driver)) as i64;
-            adding > 0 && present + adding > limit
-        });
-        if exceeds {
-            Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
-        } else {
-            Status::success()
+        let exceeding = || {
+            limits.iter().filter_map(|&(driver, limit)| {
+                let adding = new.iter().filter(|id| id.driver == driver).count() as i64;
+                let present =
+                    (per_driver(&attached, driver) + per_driver(&detached, driver)) as i64;
+                (adding > 0 && present + adding > limit).then_some((driver, present, adding, limit))
+            })
+        };
+        if exceeding().next().is_none() {
+            return Status::success();
         }
+        cx.with_facts(
+            Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED),
+            || {
+                exceeding()
+                    .map(|(driver, attached, adding, limit)| {
+                        Fact::of(Detail::VolumeLimit {
+                            driver: cluster.strings.intern(driver),
+                            attached,
+                            adding,
+                            limit,
+                        })
+                    })
+                    .collect()
+            },
+        )
     }
 
     fn reuse(&self) -> Reuse {
@@ -494,10 +515,7 @@ mod tests {
         )
         .unwrap()
         .into_pod();
-        let cx = Cx {
-            pod: &p,
-            snapshot: &snapshot,
-        };
+        let cx = Cx::new(&p, &snapshot);
         let mut state = CycleState::default();
         let (s, _) = v134().pre_filter(&cx, &mut state);
         assert!(s.is_success(), "{s:?}");

@@ -2,6 +2,7 @@
 //! (`noderesources/resource_allocation.go`): per configured resource, the node's allocatable and
 //! what it would have requested with the pod on it.
 
+use crate::framework::facts::ScoreInput;
 use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
@@ -75,14 +76,13 @@ pub struct Usage {
     pub allocatable: Vec<i64>,
 }
 
-/// `resourceAllocationScorer.score`: the scorer applied to the node's usage.
-pub fn score(
+/// What `resourceAllocationScorer.score` hands its scorer: the node's usage of each resource.
+pub fn usage(
     node: &NodeInfo,
     resources: &[ResourceSpec],
     pod_requests: &[i64],
     use_requested: bool,
-    scorer: impl Fn(&Usage) -> i64,
-) -> i64 {
+) -> Usage {
     let n = resources.len();
     let mut usage = Usage {
         requested: vec![0; n],
@@ -97,5 +97,21 @@ pub fn score(
             usage.requested[i] = req + pod_requests[i];
         }
     }
-    scorer(&usage)
+    usage
+}
+
+impl Usage {
+    /// The scorer's inputs: per resource the node has, requested with the pod and allocatable.
+    pub fn inputs(&self, resources: &[ResourceSpec]) -> Vec<ScoreInput> {
+        resources
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| self.allocatable[i] != 0)
+            .map(|(i, r)| ScoreInput::Resource {
+                resource: r.name,
+                requested: self.requested[i],
+                allocatable: self.allocatable[i],
+            })
+            .collect()
+    }
 }

@@ -1,5 +1,6 @@
 //! SchedulingGates (PreEnqueue): a pod with scheduling gates is never tried.
 
+use crate::framework::facts::Detail;
 use crate::framework::plugin::{Cx, Plugin, Points};
 use crate::framework::status::Status;
 
@@ -23,9 +24,12 @@ impl Plugin for SchedulingGates {
         }
         // Go's %v of a []string: "[a b]".
         let gates: Vec<&str> = pod.scheduling_gates.iter().map(|g| g.as_str()).collect();
-        Status::unresolvable(format!(
-            "waiting for scheduling gates: [{}]",
-            gates.join(" ")
-        ))
+        cx.with_fact(
+            Status::unresolvable(format!(
+                "waiting for scheduling gates: [{}]",
+                gates.join(" ")
+            )),
+            || Detail::Gates(pod.scheduling_gates.clone()),
+        )
     }
 }

@@ -1,6 +1,9 @@
 //! What the volume plugins share: `component-helpers/storage/{volume,ephemeral}`, the listers'
 //! not-found texts and `MatchTopologySelectorTerms`.
 
+use crate::framework::facts::{ClaimFact, Detail};
+use crate::framework::plugin::Cx;
+use crate::framework::status::Status;
 use crate::model::intern::{Interner, Str};
 use crate::model::labels::{Labels, Operator, Requirement, Selector};
 use crate::model::node_selector::NodeSelector;
@@ -49,6 +52,30 @@ pub fn claim_key(pvc: &k8s::PersistentVolumeClaim) -> String {
         pvc.metadata.namespace.as_deref().unwrap_or(""),
         name(&pvc.metadata)
     )
+}
+
+/// `status` with the claim behind it as its fact, when the cycle explains.
+pub fn with_claim(cx: &Cx, status: Status, fact: impl FnOnce() -> ClaimFact) -> Status {
+    cx.with_fact(status, || Detail::Claim(Box::new(fact())))
+}
+
+/// A claim of the pod by name, with nothing else known of it yet.
+pub fn claim_named(cx: &Cx, name: &str) -> ClaimFact {
+    ClaimFact {
+        claim: cx.snapshot.cluster.strings.intern(name),
+        ..ClaimFact::default()
+    }
+}
+
+/// A claim of the pod with the names of its volume and class, where it has them.
+pub fn claim_fact(cx: &Cx, pvc: &k8s::PersistentVolumeClaim) -> ClaimFact {
+    let strings = &cx.snapshot.cluster.strings;
+    let some = |s: &str| (!s.is_empty()).then(|| strings.intern(s));
+    ClaimFact {
+        volume: some(claim_volume_name(pvc)),
+        storage_class: some(claim_class(pvc)),
+        ..claim_named(cx, name(&pvc.metadata))
+    }
 }
 
 /// The listers' NotFound error texts (`errors.NewNotFound`).

@@ -2,8 +2,9 @@
 //! disk another pod on the node mounts in a conflicting way, and ReadWriteOncePod claims already
 //! in use by a scheduled pod.
 
-use super::storage::{claim_access_modes, pvc_not_found};
+use super::storage::{claim_access_modes, claim_named, pvc_not_found, with_claim};
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{ClaimFact, Detail, Fact, PodRef, sorted_pods};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::status::Status;
 use crate::model::node_info::NodeInfo;
@@ -119,7 +120,11 @@ impl Plugin for VolumeRestrictions {
                 .get(&claim.claim_name)
                 .and_then(|name| cluster.pvcs.get(&(pod.namespace, name)))
             else {
-                return (Status::unresolvable(pvc_not_found(&claim.claim_name)), None);
+                let status = Status::unresolvable(pvc_not_found(&claim.claim_name));
+                return (
+                    with_claim(cx, status, || claim_named(cx, &claim.claim_name)),
+                    None,
+                );
             };
             if claim_access_modes(pvc)
                 .iter()
@@ -185,21 +190,67 @@ impl Plugin for VolumeRestrictions {
     }
 
     fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        let conflict = cx
-            .pod
-            .volumes
-            .iter()
-            .filter(|v| needs_restrictions_check(v))
-            .any(|v| node.pods.iter().any(|p| volume_conflicts(v, p)));
-        if conflict {
-            return Status::unschedulable(ERR_REASON_DISK_CONFLICT);
+        let checked = || {
+            cx.pod
+                .volumes
+                .iter()
+                .filter(|v| needs_restrictions_check(v))
+        };
+        if checked().any(|v| node.pods.iter().any(|p| volume_conflicts(v, p))) {
+            return cx.with_facts(Status::unschedulable(ERR_REASON_DISK_CONFLICT), || {
+                checked()
+                    .filter_map(|v| {
+                        let pods: Vec<PodRef> = node
+                            .pods
+                            .iter()
+                            .filter(|p| volume_conflicts(v, p))
+                            .map(|p| PodRef::of(p))
+                            .collect();
+                        let volume = cx.snapshot.cluster.strings.intern(&v.name);
+                        (!pods.is_empty())
+                            .then(|| Fact::of(Detail::Disk(Box::new((volume, sorted_pods(pods))))))
+                    })
+                    .collect()
+            });
         }
         match state.read(self.pre_filter) {
             None => Status::error(ERR_NO_STATE),
-            Some(s) if s.conflicting_refs > 0 => Status::unschedulable(ERR_REASON_RWOP_CONFLICT),
+            Some(s) if s.conflicting_refs > 0 => cx
+                .with_facts(Status::unschedulable(ERR_REASON_RWOP_CONFLICT), || {
+                    rwop_users(cx, &s.rwop_claims)
+                }),
             Some(_) => Status::success(),
         }
     }
+}
+
+/// Per ReadWriteOncePod claim of the pod that scheduled pods use: the claim and those pods.
+fn rwop_users(cx: &Cx, claims: &[String]) -> Vec<Fact> {
+    claims
+        .iter()
+        .filter_map(|name| {
+            let pods: Vec<PodRef> = cx
+                .snapshot
+                .nodes
+                .iter()
+                .flat_map(|n| n.pods.iter())
+                .filter(|p| p.namespace == cx.pod.namespace)
+                .filter(|p| {
+                    p.volumes
+                        .iter()
+                        .filter_map(|v| v.persistent_volume_claim.as_ref())
+                        .any(|c| &c.claim_name == name)
+                })
+                .map(|p| PodRef::of(p))
+                .collect();
+            (!pods.is_empty()).then(|| {
+                Fact::of(Detail::Claim(Box::new(ClaimFact {
+                    pods: sorted_pods(pods),
+                    ..claim_named(cx, name)
+                })))
+            })
+        })
+        .collect()
 }
 
 const ERR_NO_STATE: &str = "cannot read \"PreFilterVolumeRestrictions\" from cycleState";
@@ -265,10 +316,7 @@ mod tests {
                 pod("default/b", None, "100m", 0, json!({})),
                 pd(new_ro),
             ));
-            let cx = Cx {
-                pod: &p,
-                snapshot: &snapshot,
-            };
+            let cx = Cx::new(&p, &snapshot);
             let mut state = CycleState::default();
             assert!(plugin().pre_filter(&cx, &mut state).0.is_success());
             let s = plugin().filter(&cx, &state, &snapshot.nodes[0]);
@@ -292,10 +340,7 @@ mod tests {
                 pod("default/b", None, "100m", 0, json!({})),
                 rbd(mons),
             ));
-            let cx = Cx {
-                pod: &p,
-                snapshot: &snapshot,
-            };
+            let cx = Cx::new(&p, &snapshot);
             let mut state = CycleState::default();
             plugin().pre_filter(&cx, &mut state);
             let s = plugin().filter(&cx, &state, &snapshot.nodes[0]);
@@ -311,10 +356,7 @@ mod tests {
             pod("default/b", None, "100m", 0, json!({})),
             claim("nope"),
         ));
-        let cx = Cx {
-            pod: &p,
-            snapshot: &snapshot,
-        };
+        let cx = Cx::new(&p, &snapshot);
         let (s, _) = plugin().pre_filter(&cx, &mut CycleState::default());
         assert_eq!(
             s,
@@ -324,10 +366,7 @@ mod tests {
             pod("default/b", None, "100m", 0, json!({})),
             claim("solo"),
         ));
-        let cx = Cx {
-            pod: &p,
-            snapshot: &snapshot,
-        };
+        let cx = Cx::new(&p, &snapshot);
         let (s, _) = plugin().pre_filter(&cx, &mut CycleState::default());
         assert!(s.is_skip());
     }
@@ -383,10 +422,7 @@ mod tests {
             pod("default/b", None, "100m", 10, json!({})),
             claim("solo"),
         ));
-        let cx = Cx {
-            pod: &p,
-            snapshot: &snapshot,
-        };
+        let cx = Cx::new(&p, &snapshot);
         let mut state = CycleState::default();
         assert!(plugin().pre_filter(&cx, &mut state).0.is_success());
         let n = &snapshot.nodes[0];

@@ -3,10 +3,11 @@
 
 use super::storage::{
     LABEL_FAILURE_DOMAIN_BETA_REGION, LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_TOPOLOGY_REGION,
-    LABEL_TOPOLOGY_ZONE, MULTI_ZONE_DELIMITER, claim_class, claim_volume_name, pv_not_found,
-    pvc_not_found, storage_class_not_found,
+    LABEL_TOPOLOGY_ZONE, MULTI_ZONE_DELIMITER, claim_class, claim_fact, claim_named,
+    claim_volume_name, name, pv_not_found, pvc_not_found, storage_class_not_found, with_claim,
 };
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{ClaimFact, Detail, Fact, ZoneMiss};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes, Reuse};
 use crate::framework::status::Status;
 use crate::model::intern::{Interner, Str};
@@ -28,6 +29,8 @@ const TOPOLOGY_LABELS: [&str; 4] = [
 /// A PV's topology label: the node must have `key` (or its GA form) with one of `values`.
 #[derive(Clone, Debug)]
 struct PvTopology {
+    /// The PV's name.
+    volume: Str,
     key: Str,
     ga_key: Str,
     values: Vec<Str>,
@@ -65,6 +68,7 @@ fn pv_topologies(pv: &k8s::PersistentVolume, out: &mut Vec<PvTopology>, strings:
             continue;
         }
         out.push(PvTopology {
+            volume: strings.intern(name(&pv.metadata)),
             key: strings.intern(key),
             ga_key: strings.intern(ga_label(key)),
             values: zones.into_iter().map(|z| strings.intern(z)).collect(),
@@ -90,42 +94,64 @@ impl VolumeZone {
             .filter_map(|v| v.persistent_volume_claim.as_ref())
         {
             let name = claim.claim_name.as_str();
+            let unresolvable = |reason: String, fact: ClaimFact| {
+                with_claim(cx, Status::unresolvable(reason), || fact)
+            };
             if name.is_empty() {
-                return Err(Status::unresolvable("PersistentVolumeClaim had no name"));
+                return Err(unresolvable(
+                    "PersistentVolumeClaim had no name".into(),
+                    claim_named(cx, name),
+                ));
             }
-            let pvc = cluster
+            let Some(pvc) = cluster
                 .strings
                 .get(name)
                 .and_then(|n| cluster.pvcs.get(&(pod.namespace, n)))
-                .ok_or_else(|| Status::unresolvable(pvc_not_found(name)))?;
+            else {
+                return Err(unresolvable(pvc_not_found(name), claim_named(cx, name)));
+            };
             let pv_name = claim_volume_name(pvc);
             if pv_name.is_empty() {
                 let class_name = claim_class(pvc);
                 if class_name.is_empty() {
-                    return Err(Status::unresolvable(
-                        "PersistentVolumeClaim had no pv name and storageClass name",
+                    return Err(unresolvable(
+                        "PersistentVolumeClaim had no pv name and storageClass name".into(),
+                        claim_fact(cx, pvc),
                     ));
                 }
-                let class = cluster
+                let Some(class) = cluster
                     .strings
                     .get(class_name)
                     .and_then(|n| cluster.storage_classes.get(&n))
-                    .ok_or_else(|| Status::unresolvable(storage_class_not_found(class_name)))?;
+                else {
+                    return Err(unresolvable(
+                        storage_class_not_found(class_name),
+                        claim_fact(cx, pvc),
+                    ));
+                };
                 match class.volume_binding_mode.as_deref() {
                     None => {
-                        return Err(Status::unresolvable(format!(
-                            "VolumeBindingMode not set for StorageClass {class_name:?}"
-                        )));
+                        return Err(unresolvable(
+                            format!("VolumeBindingMode not set for StorageClass {class_name:?}"),
+                            claim_fact(cx, pvc),
+                        ));
                     }
                     Some("WaitForFirstConsumer") => continue,
-                    Some(_) => return Err(Status::unresolvable("PersistentVolume had no name")),
+                    Some(_) => {
+                        return Err(unresolvable(
+                            "PersistentVolume had no name".into(),
+                            claim_fact(cx, pvc),
+                        ));
+                    }
                 }
             }
-            let pv = cluster
+            let Some(pv) = cluster
                 .strings
                 .get(pv_name)
                 .and_then(|n| cluster.pvs.get(&n))
-                .ok_or_else(|| Status::unresolvable(pv_not_found(pv_name)))?;
+            else {
+                return Err(unresolvable(pv_not_found(pv_name), claim_fact(cx, pvc)));
+            };
             pv_topologies(pv, &mut out, &cluster.strings);
         }
         Ok(out)
@@ -176,13 +202,25 @@ impl Plugin for VolumeZone {
         if !TOPOLOGY_LABELS.iter().any(|k| labels.get_str(k).is_some()) {
             return Status::success();
         }
-        for t in topologies {
-            let value = labels.get(t.key).or_else(|| labels.get(t.ga_key));
-            if !value.is_some_and(|v| t.values.contains(&v)) {
-                return Status::unresolvable(ERR_REASON_CONFLICT);
-            }
+        let value = |t: &PvTopology| labels.get(t.key).or_else(|| labels.get(t.ga_key));
+        let misses = |t: &&PvTopology| !value(t).is_some_and(|v| t.values.contains(&v));
+        if !topologies.iter().any(|t| misses(&t)) {
+            return Status::success();
         }
-        Status::success()
+        cx.with_facts(Status::unresolvable(ERR_REASON_CONFLICT), || {
+            topologies
+                .iter()
+                .filter(misses)
+                .map(|t| {
+                    Fact::of(Detail::Zone(Box::new(ZoneMiss {
+                        volume: t.volume,
+                        key: t.key,
+                        values: t.values.clone(),
+                        node_value: value(t),
+                    })))
+                })
+                .collect()
+        })
     }
 
     fn reuse(&self) -> Reuse {
@@ -231,10 +269,7 @@ mod tests {
     fn verdicts(items: Vec<Value>, claim: &str) -> (Status, Vec<Status>) {
         let snapshot = Snapshot::new(cluster(items), None);
         let p = app(claim);
-        let cx = Cx {
-            pod: &p,
-            snapshot: &snapshot,
-        };
+        let cx = Cx::new(&p, &snapshot);
         let mut state = CycleState::default();
         let (pre, _) = plugin().pre_filter(&cx, &mut state);
         let per_node = snapshot

@@ -229,6 +229,11 @@ pub fn preempt(
     state: &CycleState,
     statuses: &NodeToStatus,
 ) -> (Status, Preemption) {
+    // Dry runs decide; their verdicts are not explained.
+    let cx = &Cx {
+        explain: false,
+        ..*cx
+    };
     let pod = cx.pod;
     let snapshot = cx.snapshot;
     let mut out = Preemption::default();

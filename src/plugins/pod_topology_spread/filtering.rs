@@ -241,21 +241,55 @@ impl PodTopologySpread {
         Status::success()
     }
 
-    pub(super) fn filter_node(&self, _cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
+    pub(super) fn filter_node(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
         let Some(s) = state.read(self.pre_filter) else {
             return pre_filter_state_missing();
         };
         let labels = &node.node.labels;
-        for (i, c) in s.constraints.iter().enumerate() {
-            let Some(domain) = labels.get(c.topology_key) else {
-                return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
-            };
-            let skew = s.counts[i].get(domain) + i64::from(s.self_match[i])
-                - s.min_match_num(i, c.min_domains);
-            if skew > i64::from(c.max_skew) {
-                return Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
-            }
-        }
-        Status::success()
+        let Some(first) = s.misses(labels).next() else {
+            return Status::success();
+        };
+        // Upstream stops at the first constraint the node breaks; the facts name every one
+        // broken the same way.
+        let missing = first.domain.is_none();
+        let status = if missing {
+            Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+        } else {
+            Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        };
+        cx.with_facts(status, || {
+            s.misses(labels)
+                .filter(|m| m.domain.is_none() == missing)
+                .map(|m| Fact::of(Detail::Spread(m)))
+                .collect()
+        })
+    }
+}
+
+impl PreFilterState {
+    /// The constraints a node with these labels breaks, in order: it lacks the topology key, or
+    /// placing the pod in its domain would skew it past `maxSkew`.
+    fn misses<'a>(&'a self, labels: &'a Labels) -> impl Iterator<Item = SpreadMiss> + 'a {
+        self.constraints
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, c)| {
+                let miss = |domain, matching, minimum, skew| SpreadMiss {
+                    constraint: u16::try_from(i).unwrap_or(u16::MAX),
+                    topology_key: c.topology_key,
+                    domain,
+                    matching,
+                    minimum,
+                    max_skew: c.max_skew,
+                    skew,
+                };
+                let Some(domain) = labels.get(c.topology_key) else {
+                    return Some(miss(None, 0, 0, 0));
+                };
+                let matching = self.counts[i].get(domain);
+                let minimum = self.min_match_num(i, c.min_domains);
+                let skew = matching + i64::from(self.self_match[i]) - minimum;
+                (skew > i64::from(c.max_skew)).then(|| miss(Some(domain), matching, minimum, skew))
+            })
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::framework::MAX_NODE_SCORE;
 use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
+use crate::framework::facts::{Detail, Fact, ScoreInput, SpreadMiss};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::snapshot::Snapshot;
 use crate::framework::status::Status;
@@ -193,6 +194,10 @@ impl Plugin for PodTopologySpread {
 
     fn score(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Result<i64, Status> {
         self.score_node(cx, state, node)
+    }
+
+    fn score_inputs(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Vec<ScoreInput> {
+        self.score_node_inputs(cx, state, node)
     }
 
     fn has_score_extensions(&self) -> bool {

@@ -115,31 +115,39 @@ impl PodTopologySpread {
         state: &CycleState,
         node: &NodeInfo,
     ) -> Result<i64, Status> {
-        let Some(PreScoreState(s)) = state.read(self.pre_score) else {
-            return Err(Status::error(format!(
-                "error reading \"PreScore{NAME}\" from cycleState: not found"
-            )));
-        };
-        if s.ignored.contains(&node.name()) {
-            return Ok(0);
-        }
-        let labels = &node.node.labels;
-        let mut score = 0.0f64;
-        for (i, c) in s.constraints.iter().enumerate() {
-            let Some(domain) = labels.get(c.topology_key) else {
-                continue;
-            };
-            let count = if c.hostname {
-                node.pods
-                    .iter()
-                    .filter(|p| counted(p, cx.pod.namespace, &c.selector))
-                    .count() as i64
-            } else {
-                s.counts[i].get(&domain).copied().unwrap_or(0)
-            };
-            score += count as f64 * s.weights[i] + f64::from(c.max_skew - 1);
-        }
+        let s = self.pre_score_data(state)?;
+        let score: f64 = counted_domains(s, cx, node)
+            .map(|(c, _, count, weight)| count as f64 * weight + f64::from(c.max_skew - 1))
+            .sum();
         Ok(score.round() as i64)
+    }
+
+    pub(super) fn score_node_inputs(
+        &self,
+        cx: &Cx,
+        state: &CycleState,
+        node: &NodeInfo,
+    ) -> Vec<ScoreInput> {
+        let Ok(s) = self.pre_score_data(state) else {
+            return Vec::new();
+        };
+        counted_domains(s, cx, node)
+            .map(|(c, domain, matching, weight)| ScoreInput::Spread {
+                topology_key: c.topology_key,
+                domain,
+                matching,
+                weight,
+            })
+            .collect()
+    }
+
+    fn pre_score_data<'a>(&self, state: &'a CycleState) -> Result<&'a PreScoreData, Status> {
+        match state.read(self.pre_score) {
+            Some(PreScoreState(s)) => Ok(s),
+            None => Err(Status::error(format!(
+                "error reading \"PreScore{NAME}\" from cycleState: not found"
+            ))),
+        }
     }
 
     pub(super) fn normalize_node_scores(
@@ -173,6 +181,33 @@ impl PodTopologySpread {
         }
         Status::success()
     }
+}
+
+/// Per ScheduleAnyway constraint whose key the node has (none on an ignored node): the node's
+/// domain, the matching pods Score counts there, and the constraint's weight.
+fn counted_domains<'a>(
+    s: &'a PreScoreData,
+    cx: &'a Cx,
+    node: &'a NodeInfo,
+) -> impl Iterator<Item = (&'a Constraint, Str, i64, f64)> + 'a {
+    let ignored = s.ignored.contains(&node.name());
+    let labels = &node.node.labels;
+    s.constraints
+        .iter()
+        .enumerate()
+        .filter(move |_| !ignored)
+        .filter_map(move |(i, c)| {
+            let domain = labels.get(c.topology_key)?;
+            let count = if c.hostname {
+                node.pods
+                    .iter()
+                    .filter(|p| counted(p, cx.pod.namespace, &c.selector))
+                    .count() as i64
+            } else {
+                s.counts[i].get(&domain).copied().unwrap_or(0)
+            };
+            Some((c, domain, count, s.weights[i]))
+        })
 }
 
 /// `math.Log` as Go computes it on amd64 (the fdlibm reduction and polynomial, operation by

@@ -87,7 +87,7 @@ fn filter_all(
     snapshot: &Snapshot,
     pod: &Pod,
 ) -> (Status, CycleState, Vec<(String, Code, String)>) {
-    let cx = Cx { pod, snapshot };
+    let cx = Cx::new(pod, snapshot);
     let mut state = CycleState::default();
     let (status, _) = pl.pre_filter(&cx, &mut state);
     let mut failed = Vec::new();
@@ -108,7 +108,7 @@ fn failing_nodes(failed: &[(String, Code, String)]) -> Vec<&str> {
 
 /// PreScore, Score and NormalizeScore over every node, as the runner runs them.
 fn scores(pl: &PodTopologySpread, snapshot: &Snapshot, pod: &Pod) -> Option<Vec<i64>> {
-    let cx = Cx { pod, snapshot };
+    let cx = Cx::new(pod, snapshot);
     let mut state = CycleState::default();
     let nodes: Vec<&NodeInfo> = snapshot.nodes.iter().collect();
     if pl.pre_score(&cx, &mut state, &nodes).is_skip() {
@@ -328,10 +328,7 @@ fn an_empty_selector_counts_no_existing_pod_but_the_pod_itself() {
     assert!(failed.is_empty());
     assert_eq!(*filtered(&state).self_match, [true]);
     // AddPod has no such exception: upstream counts the added pod.
-    let cx = Cx {
-        pod: &pod,
-        snapshot: &snapshot,
-    };
+    let cx = Cx::new(&pod, &snapshot);
     let added = Arc::new(incoming(json!({}), json!({"app": "web"})));
     let b1 = snapshot.get(Str::new("b1")).unwrap();
     assert!(system().add_pod(&cx, &mut state, &added, b1).is_success());
@@ -356,10 +353,7 @@ fn add_and_remove_pod_move_the_counts_of_one_copy() {
     let pod = incoming(zone_spread(1, json!({})), json!({"app": "web"}));
     let (_, state, failed) = filter_all(&pl, &snapshot, &pod);
     assert_eq!(failing_nodes(&failed), ["b1"]);
-    let cx = Cx {
-        pod: &pod,
-        snapshot: &snapshot,
-    };
+    let cx = Cx::new(&pod, &snapshot);
     let (a1, b1) = (
         snapshot.get(Str::new("a1")).unwrap(),
         snapshot.get(Str::new("b1")).unwrap(),

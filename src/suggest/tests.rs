@@ -1,0 +1,142 @@
+use super::*;
+use crate::explain;
+use crate::plugins::registry::default_framework;
+use crate::release::Release;
+use crate::testing::{cluster, node, parsed_pod, pod};
+use serde_json::json;
+
+/// Suggestions for `pending` on `items`, with the default profile of the oldest release.
+fn suggestions(items: Vec<Value>, pending: Value, limit: usize) -> Suggestions {
+    let cluster = cluster(items);
+    let snapshot = Snapshot::new(cluster.clone(), None);
+    let fws = vec![default_framework(Release::OLDEST.into())];
+    let pod = parsed_pod(pending);
+    let result = fws[0].schedule(&snapshot, &pod);
+    let explanation = explain::build(&fws[0], &snapshot, &pod, &result);
+    assert!(
+        !explanation.fits(),
+        "the pod must be pending to have suggestions"
+    );
+    suggest(
+        &Problem {
+            fws: &fws,
+            fw: &fws[0],
+            cluster: &cluster,
+            snapshot: &snapshot,
+            pod: &pod,
+            explanation: &explanation,
+            pod_edits: true,
+        },
+        limit,
+    )
+}
+
+fn cordoned(mut n: Value) -> Value {
+    n["spec"]["unschedulable"] = json!(true);
+    n
+}
+
+fn tainted(mut n: Value, key: &str, value: &str) -> Value {
+    n["spec"]["taints"] = json!([{"key": key, "value": value, "effect": "NoSchedule"}]);
+    n
+}
+
+#[test]
+fn a_cluster_change_that_evicts_nothing_ranks_before_a_pod_edit() {
+    let s = suggestions(
+        vec![
+            cordoned(node("a", "4", json!({}))),
+            tainted(node("b", "4", json!({})), "dedicated", "gpu"),
+            node("c", "1", json!({})),
+        ],
+        pod("ns/p", None, "2", 0, json!({})),
+        10,
+    );
+    // Equal in kind, changes and amount: by description.
+    assert_eq!(
+        s.suggestions[0].edits,
+        ["--untaint", "b=dedicated:NoSchedule"]
+    );
+    assert_eq!(s.suggestions[0].fits_on, ["b"]);
+    assert_eq!(s.suggestions[1].edits, ["--uncordon", "a"]);
+    assert_eq!(s.suggestions[1].fits_on, ["a"]);
+    let kinds: Vec<Kind> = s.suggestions.iter().map(|s| s.kind).collect();
+    let mut sorted = kinds.clone();
+    sorted.sort();
+    assert_eq!(kinds, sorted, "ranked by disruption");
+    let tolerate = s
+        .suggestions
+        .iter()
+        .find(|s| s.description.starts_with("tolerate"))
+        .expect("a toleration for b's taint");
+    assert_eq!(tolerate.fits_on, ["b"]);
+    assert_eq!(tolerate.pod_patch[0]["path"], "/spec/tolerations");
+    assert!(s.tried >= s.suggestions.len());
+}
+
+#[test]
+fn a_request_is_lowered_to_what_the_roomiest_node_has_free() {
+    let s = suggestions(
+        vec![
+            node("small", "1", json!({})),
+            node("big", "2", json!({})),
+            pod("ns/busy", Some("big"), "500m", 0, json!({})),
+        ],
+        pod("ns/p", None, "3", 0, json!({})),
+        10,
+    );
+    let lowered = s
+        .suggestions
+        .iter()
+        .find(|s| s.kind == Kind::Pod)
+        .expect("a lower request");
+    assert_eq!(lowered.fits_on, ["big"]);
+    assert_eq!(
+        lowered.pod_patch[0]["value"]["cpu"], "1500m",
+        "{:?}",
+        lowered.pod_patch
+    );
+}
+
+#[test]
+fn deleting_a_pod_of_equal_priority_is_an_eviction_with_its_name() {
+    let s = suggestions(
+        vec![
+            node("a", "2", json!({})),
+            pod("ns/bare", Some("a"), "2", 0, json!({})),
+        ],
+        pod("ns/p", None, "1", 0, json!({})),
+        10,
+    );
+    let evict = s
+        .suggestions
+        .iter()
+        .find(|s| s.kind == Kind::Evict)
+        .expect("an eviction");
+    assert_eq!(evict.evicts, ["ns/bare"]);
+    assert_eq!(evict.edits, ["--delete-pod", "ns/bare"]);
+}
+
+#[test]
+fn a_pod_nothing_can_help_says_why() {
+    let mut p = pod("ns/p", None, "1", 0, json!({}));
+    p["spec"]["volumes"] = json!([{"name": "v", "persistentVolumeClaim": {"claimName": "gone"}}]);
+    let s = suggestions(vec![node("a", "2", json!({}))], p, 10);
+    assert!(s.suggestions.is_empty());
+    let why = s.none_because.expect("a reason");
+    assert!(why.starts_with("no change to try"), "{why}");
+}
+
+#[test]
+fn the_limit_bounds_the_suggestions() {
+    let s = suggestions(
+        vec![
+            cordoned(node("a", "4", json!({}))),
+            cordoned(node("b", "4", json!({}))),
+        ],
+        pod("ns/p", None, "2", 0, json!({})),
+        1,
+    );
+    assert_eq!(s.suggestions.len(), 1);
+    assert_eq!(s.suggestions[0].fits_on, ["a"]);
+}
