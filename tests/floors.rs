@@ -1,6 +1,6 @@
-//! The layers of the library (README, "Layout"): a module imports only from its own floor or
-//! below, the I/O edges are imported by no pure floor, no two modules import each other, and a
-//! renderer (`table.rs`) is imported only by the app. Read from the sources, test code left out
+//! The layers of the library (docs/development.md, "Layout and checks"): a module imports only
+//! from its own floor or below, the I/O edges are imported by no pure floor, no two modules
+//! import each other, and a renderer (`table.rs`) is imported only by the app. Read from the sources, test code left out
 //! (a test may drive its module through higher floors).
 
 use std::collections::{BTreeMap, BTreeSet};

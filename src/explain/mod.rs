@@ -62,7 +62,7 @@ pub struct NodeExplanation {
     /// devices there that could serve it and why the others cannot.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<RequestCensus>,
-    /// What each failing plugin saw, behind its reasons (README: the facts schema).
+    /// What each failing plugin saw, behind its reasons (docs/json.md: the facts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub facts: Vec<FactExplanation>,
     /// Per Score plugin (feasible nodes): its raw score and the inputs behind it.

@@ -16,9 +16,10 @@
 use super::cycle_state::CycleState;
 use super::plugin::Cx;
 use super::runner::{Framework, Mode, PreFilterResult};
+use super::snapshot::Snapshot;
 use super::status::Status;
-use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
+use rayon::prelude::*;
 use std::sync::Arc;
 
 pub struct CycleCache {
@@ -35,6 +36,9 @@ pub struct CycleCache {
     local_score: Vec<bool>,
     /// By node index.
     nodes: Vec<NodeEntry>,
+    /// Raw scores of node-local score plugins, by node index × score position: one flat table,
+    /// so a replica's scoring reads a slot per node instead of following a pointer per node.
+    scores: Vec<Option<i64>>,
 }
 
 /// What is known of one node at one generation.
@@ -45,14 +49,6 @@ pub(super) struct NodeEntry {
     first_local: Option<Option<(usize, Status)>>,
     /// Every failing node-local filter, as `Mode::Explain` needs.
     all_local: Option<Vec<(usize, Status)>>,
-    /// Raw scores of node-local score plugins, by score position.
-    scores: Vec<Option<i64>>,
-}
-
-/// New knowledge of a node, found while its entry was only read (on several threads).
-pub(super) enum Learned {
-    FirstLocal(Option<(usize, Status)>),
-    AllLocal(Vec<(usize, Status)>),
 }
 
 /// The Filter positions a cycle runs, split by whether their verdicts are cached.
@@ -76,6 +72,7 @@ impl CycleCache {
                 .map(|k| fw.score_plugin(k).reuse().node_local_score)
                 .collect(),
             nodes: Vec::new(),
+            scores: Vec::new(),
         }
     }
 
@@ -84,6 +81,26 @@ impl CycleCache {
         self.pre_filtered = None;
         self.pre_score_current.fill(false);
         self.nodes.clear();
+        self.scores.clear();
+    }
+
+    /// Forgets what no longer describes its node: a node whose `generation` moved on (a pod
+    /// assumed or removed there) is evaluated again. Once per cycle, so that reads during the
+    /// cycle need not look at the node.
+    pub(super) fn refresh(&mut self, snapshot: &Snapshot) {
+        let width = self.local_score.len();
+        let n = snapshot.num_nodes();
+        self.nodes.resize_with(n, NodeEntry::default);
+        self.scores.resize(n * width, None);
+        for (i, (e, node)) in self.nodes.iter_mut().zip(&snapshot.nodes).enumerate() {
+            if e.generation != node.generation {
+                *e = NodeEntry {
+                    generation: node.generation,
+                    ..NodeEntry::default()
+                };
+                self.scores[i * width..(i + 1) * width].fill(None);
+            }
+        }
     }
 
     /// The kept state after PreFilter, if a cycle that explains as this one (`cx.explain`)
@@ -114,53 +131,82 @@ impl CycleCache {
         FilterPlan { local, global }
     }
 
-    pub(super) fn local_score(&self, position: usize) -> bool {
-        self.local_score[position]
+    /// What is known of node `i` (since `refresh`).
+    pub(super) fn entry(&self, i: usize) -> &NodeEntry {
+        &self.nodes[i]
     }
 
-    /// The entry of node `i` if it describes the node as it is.
-    pub(super) fn entry(&self, i: usize, node: &NodeInfo) -> Option<&NodeEntry> {
-        self.nodes
-            .get(i)
-            .filter(|e| e.generation == node.generation)
-    }
-
-    fn entry_mut(&mut self, i: usize, node: &NodeInfo, score_plugins: usize) -> &mut NodeEntry {
-        if self.nodes.len() <= i {
-            self.nodes.resize_with(i + 1, NodeEntry::default);
-        }
-        let e = &mut self.nodes[i];
-        if e.generation != node.generation || e.scores.len() != score_plugins {
-            *e = NodeEntry {
-                generation: node.generation,
-                first_local: None,
-                all_local: None,
-                scores: vec![None; score_plugins],
-            };
-        }
-        e
-    }
-
-    pub(super) fn learn(&mut self, i: usize, node: &NodeInfo, score_plugins: usize, l: Learned) {
-        let e = self.entry_mut(i, node, score_plugins);
-        match l {
-            Learned::FirstLocal(first) => e.first_local = Some(first),
-            Learned::AllLocal(all) => {
-                e.first_local = Some(all.first().cloned());
-                e.all_local = Some(all);
+    /// Runs the node-local filters of `plan` on the `nodes` whose verdicts `mode` needs and the
+    /// cache does not hold yet (every node in a sequence's first cycle, then those that changed).
+    pub(super) fn learn_local_verdicts(
+        &mut self,
+        fw: &Framework,
+        cx: &Cx,
+        state: &CycleState,
+        mode: Mode,
+        plan: &FilterPlan,
+        nodes: impl Iterator<Item = usize>,
+    ) {
+        let missing: Vec<usize> = nodes
+            .filter(|&i| match mode {
+                Mode::Decide => self.nodes[i].first_local.is_none(),
+                Mode::Explain => self.nodes[i].all_local.is_none(),
+            })
+            .collect();
+        let judge = |&i: &usize| {
+            let node = &cx.snapshot.nodes[i];
+            fw.run_filters_at(cx, state, node, mode, plan.local.iter().copied())
+        };
+        let verdicts: Vec<Vec<(usize, Status)>> = if fw.parallel_over(missing.len()) {
+            missing.par_iter().map(judge).collect()
+        } else {
+            missing.iter().map(judge).collect()
+        };
+        for (i, failures) in missing.into_iter().zip(verdicts) {
+            let e = &mut self.nodes[i];
+            e.first_local = Some(failures.first().cloned());
+            if mode == Mode::Explain {
+                e.all_local = Some(failures);
             }
         }
     }
 
-    pub(super) fn learn_score(
+    /// The raw scores of the node-local Score plugin at `position` on `nodes` (by index), from
+    /// the cache where known, else from `score` (and kept); `None` when the plugin is not
+    /// node-local.
+    pub(super) fn local_raw_scores(
         &mut self,
-        i: usize,
-        node: &NodeInfo,
-        score_plugins: usize,
+        fw: &Framework,
         position: usize,
-        raw: i64,
-    ) {
-        self.entry_mut(i, node, score_plugins).scores[position] = Some(raw);
+        nodes: &[usize],
+        score: impl Fn(usize) -> Result<i64, Status> + Sync,
+    ) -> Option<Result<Vec<i64>, Status>> {
+        if !self.local_score[position] {
+            return None;
+        }
+        let width = self.local_score.len();
+        let slot = |i: usize| i * width + position;
+        let missing: Vec<usize> = nodes
+            .iter()
+            .copied()
+            .filter(|&i| self.scores[slot(i)].is_none())
+            .collect();
+        let computed: Result<Vec<i64>, Status> = if fw.parallel_over(missing.len()) {
+            missing.par_iter().map(|&i| score(i)).collect()
+        } else {
+            missing.iter().map(|&i| score(i)).collect()
+        };
+        let computed = match computed {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        for (i, v) in missing.into_iter().zip(computed) {
+            self.scores[slot(i)] = Some(v);
+        }
+        Some(Ok(nodes
+            .iter()
+            .map(|&i| self.scores[slot(i)].expect("computed above"))
+            .collect()))
     }
 
     /// After `placed` was assumed on node `i`, brings the kept cycle state up to date for the
@@ -191,8 +237,9 @@ impl CycleCache {
 }
 
 impl NodeEntry {
-    pub(super) fn first_local(&self) -> Option<&Option<(usize, Status)>> {
-        self.first_local.as_ref()
+    /// Where the first node-local filter fails, once known.
+    pub(super) fn first_local(&self) -> Option<usize> {
+        self.first_local.as_ref()?.as_ref().map(|(k, _)| *k)
     }
 
     /// The status of the first failing node-local filter, once known.
@@ -200,54 +247,8 @@ impl NodeEntry {
         self.first_local.as_ref()?.as_ref().map(|(_, s)| s)
     }
 
-    pub(super) fn all_local(&self) -> Option<&Vec<(usize, Status)>> {
-        self.all_local.as_ref()
-    }
-
-    pub(super) fn score(&self, position: usize) -> Option<i64> {
-        self.scores.get(position).copied().flatten()
-    }
-}
-
-/// Where the first node-local filter fails on a node (`Mode::Decide`), from its entry or
-/// computed; its status stays in (or goes to) the entry.
-pub(super) fn first_local_failure(
-    fw: &Framework,
-    cx: &Cx,
-    state: &CycleState,
-    node: &NodeInfo,
-    plan: &FilterPlan,
-    entry: Option<&NodeEntry>,
-) -> (Option<usize>, Option<Learned>) {
-    match entry.and_then(NodeEntry::first_local) {
-        Some(first) => (first.as_ref().map(|(k, _)| *k), None),
-        None => {
-            let first = fw
-                .run_filters_at(cx, state, node, Mode::Decide, plan.local.iter().copied())
-                .into_iter()
-                .next();
-            (
-                first.as_ref().map(|(k, _)| *k),
-                Some(Learned::FirstLocal(first)),
-            )
-        }
-    }
-}
-
-/// Every failing node-local filter on a node (`Mode::Explain`), from its entry or computed.
-pub(super) fn all_local_failures(
-    fw: &Framework,
-    cx: &Cx,
-    state: &CycleState,
-    node: &NodeInfo,
-    plan: &FilterPlan,
-    entry: Option<&NodeEntry>,
-) -> (Vec<(usize, Status)>, Option<Learned>) {
-    match entry.and_then(NodeEntry::all_local) {
-        Some(all) => (all.clone(), None),
-        None => {
-            let all = fw.run_filters_at(cx, state, node, Mode::Explain, plan.local.iter().copied());
-            (all.clone(), Some(Learned::AllLocal(all)))
-        }
+    /// Every failing node-local filter (`Mode::Explain`), once known.
+    pub(super) fn all_local(&self) -> &[(usize, Status)] {
+        self.all_local.as_deref().unwrap_or_default()
     }
 }

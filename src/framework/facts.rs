@@ -3,7 +3,7 @@
 //! the inputs behind a raw score. Plugins attach them while they decide, only when the cycle
 //! explains (`Cx::explain`): compact typed values — interned strings and integers — formatted
 //! only when shown. Serialised as the `facts` and `scoreInputs` of the explanation's nodes, the
-//! field names documented in README.
+//! field names documented in docs/json.md.
 
 use crate::model::declared_features::FeatureSet;
 use crate::model::intern::Str;
@@ -210,7 +210,7 @@ pub enum Detail {
     Restricted(Vec<&'static str>),
 }
 
-/// Keys of a serialised fact, in one place: scripts rely on them (README).
+/// Keys of a serialised fact, in one place: scripts rely on them (docs/json.md).
 impl Detail {
     /// Writes the typed fields into a map that also holds `plugin` and `reason`.
     pub fn serialize_fields<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {

@@ -437,17 +437,16 @@ impl Framework {
     }
 
     /// `RunScorePlugins`: every Score plugin PreScore did not skip, on every node, normalised,
-    /// checked and weighted. `raw_score` gives a plugin's (by position) raw score on a node (by
-    /// index in `nodes`); `cached` says whether that is a cache read, cheaper serially than on
-    /// other threads. In `Mode::Decide` only the totals are kept.
+    /// checked and weighted. `known` gives a plugin's (by position) raw scores on `nodes` when
+    /// the caller has them (a replica sequence's cache); the others are computed here. In
+    /// `Mode::Decide` only the totals are kept.
     pub fn run_score_plugins(
         &self,
         cx: &Cx,
         state: &CycleState,
         nodes: &[&NodeInfo],
         mode: Mode,
-        cached: impl Fn(usize) -> bool,
-        raw_score: impl Fn(usize, usize) -> Result<i64, Status> + Sync,
+        mut known: impl FnMut(usize, &dyn Plugin) -> Option<Result<Vec<i64>, Status>>,
     ) -> Result<Vec<NodeScores>, Status> {
         let active: Vec<(usize, &dyn Plugin, i64)> = (0..self.score.len())
             .map(|k| (k, self.score_plugin(k), self.score[k].1))
@@ -455,8 +454,13 @@ impl Framework {
             .collect();
         let mut raw: Vec<Vec<i64>> = Vec::with_capacity(active.len());
         for &(k, pl, _) in &active {
-            let score_on = |n: usize| raw_score(k, n).map_err(|e| score_error(pl.name(), &e));
-            raw.push(if !cached(k) && self.parallel_over(nodes.len()) {
+            let error = |e: Status| score_error(pl.name(), &e);
+            if let Some(scores) = known(k, pl) {
+                raw.push(scores.map_err(error)?);
+                continue;
+            }
+            let score_on = |n: usize| pl.score(cx, state, nodes[n]).map_err(error);
+            raw.push(if self.parallel_over(nodes.len()) {
                 (0..nodes.len())
                     .into_par_iter()
                     .map(score_on)

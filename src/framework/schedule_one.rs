@@ -5,7 +5,7 @@
 //! scheduler would have stopped; `Mode::Decide` stops where it stops. A `CycleCache` passed in
 //! lets a cycle reuse what earlier cycles of an identical pod found.
 
-use super::cache::{self, CycleCache, FilterPlan, Learned};
+use super::cache::{CycleCache, FilterPlan, NodeEntry};
 use super::cycle_state::CycleState;
 use super::extender::{self, Feasible};
 use super::facts::{Detail, Fact};
@@ -214,6 +214,9 @@ impl Framework {
                 (state, pre)
             }
         };
+        if let Some(c) = cache.as_deref_mut() {
+            c.refresh(snapshot);
+        }
         self.schedule_after_pre_filter(
             &cx,
             &mut state,
@@ -325,8 +328,7 @@ impl Framework {
                     .or_else(|| {
                         cache
                             .as_deref()
-                            .and_then(|c| c.entry(i, &snapshot.nodes[i]))
-                            .and_then(|e| e.first_local_status().cloned())
+                            .and_then(|c| c.entry(i).first_local_status().cloned())
                     })
                     .expect("a failing node's status is known or cached");
                 statuses.by_node.insert(snapshot.nodes[i].name(), status);
@@ -358,50 +360,51 @@ impl Framework {
         state: &CycleState,
         candidates: &[usize],
         mode: Mode,
-        mut cache: Option<&mut CycleCache>,
+        cache: Option<&mut CycleCache>,
     ) -> Found {
         let snapshot = cx.snapshot;
-        let plan = cache.as_deref().map(|c| c.filter_plan(self, state));
+        // A node with nominated pods is filtered twice, with and without them: never cached.
+        let any_nominated = !snapshot.nominated.is_empty();
+        let cold = |i: usize| any_nominated && self.has_nominated_pods(cx, &snapshot.nodes[i]);
+        let cached = cache.map(|c| {
+            let plan = c.filter_plan(self, state);
+            let warm = candidates.iter().copied().filter(|&i| !cold(i));
+            c.learn_local_verdicts(self, cx, state, mode, &plan, warm);
+            (&*c, plan)
+        });
         let judge = |&i: &usize| {
             let node = &snapshot.nodes[i];
-            match (&plan, cache.as_deref()) {
-                (Some(plan), Some(c)) if !self.has_nominated_pods(cx, node) => {
-                    let entry = c.entry(i, node);
-                    self.judge_with_cache(cx, state, node, mode, plan, entry)
+            match &cached {
+                Some((c, plan)) if !cold(i) => {
+                    self.judge_with_cache(cx, state, node, mode, plan, c.entry(i))
                 }
                 _ => {
                     let r = self.run_filter_plugins_with_nominated_pods(cx, state, node, mode);
-                    let verdict = match mode {
+                    match mode {
                         Mode::Explain => Verdict::Explained(Box::new(r)),
                         Mode::Decide => match r.first {
                             Some(s) => Verdict::Fails(Some(Box::new(s))),
                             None => Verdict::Fits,
                         },
-                    };
-                    (verdict, None)
+                    }
                 }
             }
         };
         // With only cached node-local filters to consult, a node is a few reads: cheaper on
         // this thread than handed out.
-        let cheap = plan.as_ref().is_some_and(|p| p.global.is_empty());
-        let judged: Vec<(Verdict, Option<Box<Learned>>)> =
-            if !cheap && self.parallel_over(candidates.len()) {
-                candidates.par_iter().map(judge).collect()
-            } else {
-                candidates.iter().map(judge).collect()
-            };
+        let cheap = cached.as_ref().is_some_and(|(_, p)| p.global.is_empty());
+        let judged: Vec<Verdict> = if !cheap && self.parallel_over(candidates.len()) {
+            candidates.par_iter().map(judge).collect()
+        } else {
+            candidates.iter().map(judge).collect()
+        };
         let mut found = Found {
             feasible: Vec::with_capacity(candidates.len()),
             failed: Vec::new(),
             outcomes: Vec::new(),
             error: None,
         };
-        let score_plugins = self.score.len();
-        for (&i, (verdict, learned)) in candidates.iter().zip(judged) {
-            if let (Some(c), Some(l)) = (cache.as_deref_mut(), learned) {
-                c.learn(i, &snapshot.nodes[i], score_plugins, *l);
-            }
+        for (&i, verdict) in candidates.iter().zip(judged) {
             let first = match verdict {
                 Verdict::Fits => None,
                 Verdict::Fails(s) => Some(s.map(|s| *s)),
@@ -427,8 +430,8 @@ impl Framework {
         found
     }
 
-    /// A node's filter verdict from the cache's node-local verdicts (read or computed) and the
-    /// other filters, as a cold `RunFilterPlugins` would give it.
+    /// A node's filter verdict from the cache's node-local verdicts and the other filters, as a
+    /// cold `RunFilterPlugins` would give it.
     fn judge_with_cache(
         &self,
         cx: &Cx,
@@ -436,12 +439,17 @@ impl Framework {
         node: &NodeInfo,
         mode: Mode,
         plan: &FilterPlan,
-        entry: Option<&cache::NodeEntry>,
-    ) -> (Verdict, Option<Box<Learned>>) {
+        entry: &NodeEntry,
+    ) -> Verdict {
         match mode {
             Mode::Decide => {
-                let (local, learned) =
-                    cache::first_local_failure(self, cx, state, node, plan, entry);
+                let local = entry.first_local();
+                if plan.global.is_empty() {
+                    return match local {
+                        Some(_) => Verdict::Fails(None),
+                        None => Verdict::Fits,
+                    };
+                }
                 // Filters that are not node-local run in profile order up to the first failing
                 // node-local one: where the real scheduler stops is the earlier of the two.
                 let limit = local.unwrap_or(usize::MAX);
@@ -455,22 +463,17 @@ impl Framework {
                     )
                     .into_iter()
                     .next();
-                let verdict = match (global, local) {
+                match (global, local) {
                     (Some((_, s)), _) => Verdict::Fails(Some(Box::new(s))),
                     (None, Some(_)) => Verdict::Fails(None),
                     (None, None) => Verdict::Fits,
-                };
-                (verdict, learned.map(Box::new))
+                }
             }
             Mode::Explain => {
-                let (mut all, learned) =
-                    cache::all_local_failures(self, cx, state, node, plan, entry);
+                let mut all = entry.all_local().to_vec();
                 all.extend(self.run_filters_at(cx, state, node, mode, plan.global.iter().copied()));
                 all.sort_by_key(|(k, _)| *k);
-                (
-                    Verdict::Explained(Box::new(NodeFilterResult::from_failures(all))),
-                    learned.map(Box::new),
-                )
+                Verdict::Explained(Box::new(NodeFilterResult::from_failures(all)))
             }
         }
     }
@@ -497,36 +500,19 @@ impl Framework {
                 .map(|c| c.pre_score_current.as_mut_slice()),
         )?;
         let state = &*state;
-        let cached = |k: usize| cache.as_deref().is_some_and(|c| c.local_score(k));
         // A node an extender returned as a Node object is not the snapshot's: never cached.
-        let entry = |n: usize| {
-            let f = &feasible[n];
-            let c = cache.as_deref()?;
-            f.fresh.is_none().then(|| c.entry(f.index, infos[n]))?
+        let mut cache = cache.filter(|_| feasible.iter().all(|f| f.fresh.is_none()));
+        let indices: Vec<usize> = match cache {
+            Some(_) => feasible.iter().map(|f| f.index).collect(),
+            None => Vec::new(),
         };
-        let learned = std::sync::Mutex::new(Vec::new());
-        let mut scores = self.run_score_plugins(cx, state, &infos, mode, cached, |k, n| {
-            if cached(k)
-                && let Some(v) = entry(n).and_then(|e| e.score(k))
-            {
-                return Ok(v);
-            }
-            let pl = self.score_plugin(k);
-            let v = pl.score(cx, state, infos[n])?;
-            if cached(k) && feasible[n].fresh.is_none() {
-                learned
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((n, k, v));
-            }
-            Ok(v)
+        let mut scores = self.run_score_plugins(cx, state, &infos, mode, |k, pl| {
+            cache
+                .as_deref_mut()?
+                .local_raw_scores(self, k, &indices, |i| {
+                    pl.score(cx, state, &snapshot.nodes[i])
+                })
         })?;
-        if let Some(c) = cache {
-            let score_plugins = self.score.len();
-            for (n, k, v) in learned.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                c.learn_score(feasible[n].index, infos[n], score_plugins, k, v);
-            }
-        }
         let by_extenders = extender::prioritize(
             &self.extender_clients,
             cx.pod,

@@ -16,7 +16,7 @@ use crate::model::node::Node;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 pub const NAME: &str = "InterPodAffinity";
@@ -45,7 +45,7 @@ impl Default for Args {
 }
 
 /// (topology key, value) → matched terms: upstream's `topologyToMatchedTermCount`.
-type Counts = HashMap<(Str, Str), i64>;
+type Counts = FxHashMap<(Str, Str), i64>;
 
 fn update(counts: &mut Counts, node: &Node, key: Str, by: i64) {
     if let Some(value) = node.labels.get(key) {
@@ -147,12 +147,12 @@ struct Holder {
 #[derive(Clone, Debug, Default)]
 struct Holders {
     /// Pods matching one of the incoming pod's anti-affinity terms.
-    anti_affinity: HashMap<(Str, Str), Vec<Holder>>,
+    anti_affinity: FxHashMap<(Str, Str), Vec<Holder>>,
     /// Existing pods whose anti-affinity term matches the incoming pod.
-    existing: HashMap<(Str, Str), Vec<Holder>>,
+    existing: FxHashMap<(Str, Str), Vec<Holder>>,
 }
 
-fn hold(map: &mut HashMap<(Str, Str), Vec<Holder>>, key: (Str, Str), h: Holder, by: i64) {
+fn hold(map: &mut FxHashMap<(Str, Str), Vec<Holder>>, key: (Str, Str), h: Holder, by: i64) {
     let list = map.entry(key).or_default();
     if by > 0 {
         list.push(h);
@@ -255,7 +255,7 @@ impl PreFilterState {
             }
         }
         let holders = self.holders.as_deref();
-        fn pods_of(map: Option<&HashMap<(Str, Str), Vec<Holder>>>, key: (Str, Str)) -> &[Holder] {
+        fn pods_of(map: Option<&FxHashMap<(Str, Str), Vec<Holder>>>, key: (Str, Str)) -> &[Holder] {
             map.and_then(|m| m.get(&key)).map_or(&[][..], Vec::as_slice)
         }
         // Terms sharing a topology key share its counts: a term is behind the rejection where
@@ -341,7 +341,7 @@ fn existing_holder(cx: &Cx, i: usize, t: &AffinityTerm, pod: &Pod) -> Holder {
 }
 
 /// (topology key → value → score): upstream's `scoreMap`.
-type ScoreMap = HashMap<Str, HashMap<Str, i64>>;
+type ScoreMap = FxHashMap<Str, FxHashMap<Str, i64>>;
 
 #[derive(Clone, Debug)]
 pub struct PreScoreState {
@@ -509,7 +509,7 @@ struct Walked {
 
 /// Per node, the entries a walk found, merged in node order.
 fn merge_counts(per_node: Vec<Found>) -> Counts {
-    let mut counts = Counts::new();
+    let mut counts = Counts::default();
     for (k, v, n) in per_node.into_iter().flatten() {
         *counts.entry((k, v)).or_insert(0) += n;
     }
@@ -601,7 +601,7 @@ impl Plugin for InterPodAffinity {
         let existing = merge_counts(vec![found]);
         let (affinity, anti_affinity) =
             if incoming.affinity.is_empty() && incoming.anti_affinity.is_empty() {
-                (Counts::new(), Counts::new())
+                (Counts::default(), Counts::default())
             } else {
                 let none = Labels::default();
                 let count = |node: &NodeInfo, p: &Arc<Pod>, w: &mut Walked| {
@@ -738,7 +738,7 @@ impl Plugin for InterPodAffinity {
         }
         let cluster = &cx.snapshot.cluster;
         let s = PreScoreState {
-            topology_score: ScoreMap::new(),
+            topology_score: ScoreMap::default(),
             preferred_affinity: Arc::new(merged_weighted(
                 &pod.affinity.preferred_affinity,
                 cluster,
@@ -753,7 +753,7 @@ impl Plugin for InterPodAffinity {
         let nodes = &cx.snapshot.nodes;
         let per_node: Vec<ScoreMap> = if has_constraints {
             walk(nodes, |ni| {
-                let mut map = ScoreMap::new();
+                let mut map = ScoreMap::default();
                 for existing in &ni.pods {
                     self.process_existing_pod(&s, existing, &ni.node, pod, &mut map);
                 }
@@ -762,13 +762,13 @@ impl Plugin for InterPodAffinity {
         } else {
             // Without terms of its own, only existing pods' terms that can select this pod's
             // namespace add anything.
-            let mut map = ScoreMap::new();
+            let mut map = ScoreMap::default();
             for (node, existing) in cx.snapshot.scoring_terms_concerning(pod.namespace) {
                 self.process_existing_pod(&s, existing, &nodes[*node].node, pod, &mut map);
             }
             vec![map]
         };
-        if per_node.iter().all(HashMap::is_empty) {
+        if per_node.iter().all(FxHashMap::is_empty) {
             return Status::skip();
         }
         let mut s = s;
@@ -842,7 +842,7 @@ impl Plugin for InterPodAffinity {
         match state.read_mut(self.pre_score) {
             Some(s) if !skipped => {
                 if s.has_constraints || placed.affinity.has_affinity {
-                    let mut map = ScoreMap::new();
+                    let mut map = ScoreMap::default();
                     self.process_existing_pod(s, placed, &node.node, cx.pod, &mut map);
                     merge_scores(&mut s.topology_score, map);
                 }

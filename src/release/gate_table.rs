@@ -1,6 +1,6 @@
 //! The feature gates kube-scheduler registers (`--feature-gates`), in each modelled minor release,
 //! with their stage, default and lock: facts read from each release's feature lists (see
-//! README, "Feature gates"). Gates OpenShift adds are not kube-scheduler's and are left out.
+//! docs/releases.md, "Feature gates"). Gates OpenShift adds are not kube-scheduler's and are left out.
 //!
 //! A row is a gate and its state in 1.34, 1.35, 1.36 and 1.37: the stage (`A`lpha, `B`eta,
 //! `G`A, `D`eprecated), its default (`+` on, `-` off), `!` when locked to that default; `.`

@@ -8,7 +8,7 @@ use super::*;
 /// of the state, plus what AddPod/RemovePod changed in this copy.
 #[derive(Clone, Debug)]
 pub(super) struct DomainCounts {
-    pub(super) base: Arc<HashMap<Str, i64>>,
+    pub(super) base: Arc<FxHashMap<Str, i64>>,
     pub(super) changed: Vec<(Str, i64)>,
 }
 
@@ -163,7 +163,7 @@ impl PodTopologySpread {
             });
         // Summed in node order, remembering the order domains first appear in, so the critical
         // paths (which keep one of several tied domains) are the same on every run.
-        let mut counts: Vec<HashMap<Str, i64>> = vec![HashMap::new(); constraints.len()];
+        let mut counts: Vec<FxHashMap<Str, i64>> = vec![FxHashMap::default(); constraints.len()];
         let mut domains: Vec<Vec<Str>> = vec![Vec::new(); constraints.len()];
         for (node, slots) in nodes.iter().zip(per_node.chunks(constraints.len())) {
             for (i, (&n, c)) in slots.iter().zip(constraints.iter()).enumerate() {

@@ -21,8 +21,8 @@ use crate::model::pod::Pod;
 use crate::model::taints::first_untolerated_do_not_schedule;
 use k8s_openapi::api::core::v1 as k8s;
 use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 mod common;

@@ -8,11 +8,11 @@ use super::*;
 pub(super) struct PreScoreData {
     pub(super) constraints: Vec<Constraint>,
     /// Nodes missing a topology key when every key is required: scored 0.
-    pub(super) ignored: HashSet<Str>,
+    pub(super) ignored: FxHashSet<Str>,
     /// The nodes PreScore was given, in the order NormalizeScore receives their scores.
     pub(super) nodes: Vec<Str>,
     /// Per constraint (hostname ones stay empty): matching pods per domain of the feasible nodes.
-    pub(super) counts: Vec<HashMap<Str, i64>>,
+    pub(super) counts: Vec<FxHashMap<Str, i64>>,
     /// Per constraint: `ln(domains + 2)`, so that small topologies weigh more per pod.
     pub(super) weights: Vec<f64>,
 }
@@ -42,8 +42,8 @@ impl PodTopologySpread {
             Ok(c) => c,
             Err(e) => return Status::error(format!("calculating preScoreState: {e}")),
         };
-        let mut ignored = HashSet::new();
-        let mut counts: Vec<HashMap<Str, i64>> = vec![HashMap::new(); constraints.len()];
+        let mut ignored = FxHashSet::default();
+        let mut counts: Vec<FxHashMap<Str, i64>> = vec![FxHashMap::default(); constraints.len()];
         for node in nodes {
             let labels = &node.node.labels;
             if require_all && !has_all_keys(labels, &constraints) {

@@ -169,7 +169,7 @@ fn status_error(s: &kube::core::Status, target: &Target, what: &str) -> LiveErro
             "the API server at {server} rejected the credentials{user} (401 Unauthorized): they may have expired; log in again or refresh the token, then retry"
         ),
         403 => format!(
-            "permission denied: cannot {what} (403 Forbidden: {}); see the read-only ClusterRole in the README",
+            "permission denied: cannot {what} (403 Forbidden: {}); see the read-only ClusterRole in docs/live.md",
             s.message
         ),
         404 => format!(

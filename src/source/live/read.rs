@@ -258,7 +258,7 @@ impl Reader {
                     .unwrap_or_else(|| "this user".into());
                 Err(LiveError {
                     message: format!(
-                        "permission denied: {user} may not list {plural} (403 Forbidden); kubectl-sched needs the \"list\" verb on \"nodes\" and \"pods\" (API group \"\") in all namespaces, plus \"get\" on pods for explain: the README has a read-only ClusterRole"
+                        "permission denied: {user} may not list {plural} (403 Forbidden); kubectl-sched needs the \"list\" verb on \"nodes\" and \"pods\" (API group \"\") in all namespaces, plus \"get\" on pods for explain: docs/live.md has a read-only ClusterRole"
                     ),
                     detail: Some(s.message),
                 })
@@ -871,7 +871,7 @@ pub async fn read_leases(target: &Target, plan: &LeasePlan) -> Result<LeaseRead,
                 });
             return Err(LiveError {
                 message: format!(
-                    "permission denied: this user may not list leases {scope} (403 Forbidden); kubectl-sched lease needs \"list\" and \"watch\" on \"leases\" (API group \"coordination.k8s.io\"): the README has a read-only ClusterRole"
+                    "permission denied: this user may not list leases {scope} (403 Forbidden); kubectl-sched lease needs \"list\" and \"watch\" on \"leases\" (API group \"coordination.k8s.io\"): docs/live.md has a read-only ClusterRole"
                 ),
                 detail: Some(s.message),
             });
