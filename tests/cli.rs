@@ -1524,6 +1524,18 @@ fn pending_pods_grouped_by_cause_with_their_owners() {
     );
 }
 
+/// `explain` of the demo's pending pod, which fits nowhere (preemption would make room).
+fn explain_stuck_pod(demo: &str) -> [&str; 6] {
+    [
+        "explain",
+        "-n",
+        "shop",
+        "search-indexer-7c9d5",
+        "--snapshot",
+        demo,
+    ]
+}
+
 /// `--no-headers`, as on kubectl get: every table loses its column-header line and nothing else
 /// (verdicts, notes and the rows' layout stay).
 #[test]
@@ -1566,14 +1578,7 @@ fn no_headers_drops_the_column_header_lines_and_nothing_else() {
             ],
         ),
         (
-            &[
-                "explain",
-                "-n",
-                "shop",
-                "search-indexer-7c9d5",
-                "--snapshot",
-                &demo,
-            ],
+            &explain_stuck_pod(&demo),
             &[
                 " NODES  REJECTED BY: REASON, WITH THE FACTS",
                 " CANDIDATE    VICTIM                   PRIORITY  VIOLATES PDB  PDB VIOLATIONS",
@@ -1649,18 +1654,7 @@ fn output_name_prints_type_slash_name_per_object() {
             "node/worker-a1\n",
         ),
         // Fits nowhere (preemption would make room, but nothing is bound): no name, exit 1.
-        (
-            &[
-                "explain",
-                "-n",
-                "shop",
-                "search-indexer-7c9d5",
-                "--snapshot",
-                &demo,
-            ],
-            1,
-            "",
-        ),
+        (&explain_stuck_pod(&demo), 1, ""),
         (
             &[
                 "whatif",
