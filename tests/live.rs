@@ -763,11 +763,7 @@ fn explain_shows_the_real_schedulers_message_and_flags_differences() {
         table.stdout
     );
     let bound = ws.run(&kc, &["explain", "api-1", "-o", "json"]);
-    assert!(
-        bound.json().get("schedulerEvent").is_none(),
-        "{}",
-        bound.stdout
-    );
+    assert!(bound.json()["schedulerEvent"].is_null(), "{}", bound.stdout);
 
     // A finished pod is found by name although the list leaves it out.
     let done = ws.run(&kc, &["explain", "default/done"]);

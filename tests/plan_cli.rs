@@ -174,7 +174,7 @@ fn drained_replicas_keep_their_zone_spread_in_every_release() {
         // The first web replacement arrives as its eviction lands and takes a2's last free
         // cpu; db-0's (a StatefulSet's) arrives once db-0 is gone and preempts the batch pod
         // for its room, and nothing else has room for the batch pod.
-        assert!(pod_entry(&r, "shop/web-7f9c-k2x8p")["preempts"].is_null());
+        assert_eq!(pod_entry(&r, "shop/web-7f9c-k2x8p")["preempts"], json!([]));
         let preempting = pod_entry(&r, "shop/db-0");
         assert_eq!(preempting["preempts"], json!(["batch/report-4hq8z"]));
         let victim = pod_entry(&r, "batch/report-4hq8z");

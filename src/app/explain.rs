@@ -44,7 +44,6 @@ pub struct SchedulerEvent {
     /// The computed message, cut as kube-scheduler cuts event messages, is the same.
     pub matches: bool,
     /// When it is not: the other releases whose message it is.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reads_like: Vec<Release>,
 }
 
@@ -102,7 +101,6 @@ struct Explained<'a> {
     explanation: &'a Explanation,
     #[serde(flatten)]
     suggestions: Option<&'a crate::suggest::Suggestions>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     scheduler_event: Option<SchedulerEvent>,
 }
 
@@ -484,20 +482,16 @@ fn pending_groups(rows: &[PendingRow]) -> Vec<PendingGroup<'_>> {
 struct PendingRow {
     pod: String,
     /// Its controller: `ReplicaSet web-7f9c`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     owner: Option<String>,
     /// `None` when no profile serves the pod's schedulerName (another scheduler's pod).
     fits: Option<bool>,
     selected: Vec<Str>,
     /// Where preemption would make room, and whom it would evict there.
-    #[serde(skip_serializing_if = "Option::is_none")]
     nominated_node: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     victims: Vec<String>,
     reason: String,
     /// The FailedScheduling message as computed (empty when the pod fits).
     message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     scheduler_event: Option<SchedulerEvent>,
 }
 

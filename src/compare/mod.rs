@@ -97,9 +97,7 @@ pub struct Brief {
     pub fits: bool,
     pub selected: Vec<String>,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nominated_node: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub victims: Vec<String>,
 }
 
@@ -179,7 +177,6 @@ pub struct PendingComparison {
     pub same: bool,
     pub pods: Vec<PendingPod>,
     /// Pods no profile serves (another scheduler's): not compared.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_predicted: Vec<String>,
 }
 

@@ -77,7 +77,6 @@ switches! {
 #[serde(rename_all = "camelCase")]
 pub struct Cause {
     pub switch: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gate: Option<&'static str>,
     pub plugin: &'static str,
     pub what: &'static str,

@@ -19,13 +19,9 @@ use std::fmt::Write;
 pub struct ExtenderSummary {
     /// Its URL prefix, the name upstream gives it in scores and reasons.
     pub name: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub filter_verb: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub prioritize_verb: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub preempt_verb: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub bind_verb: String,
     pub weight: i64,
     pub node_cache_capable: bool,
@@ -55,10 +51,8 @@ pub struct CallExplanation {
     /// The nodes sent, sorted.
     pub nodes: Vec<Str>,
     pub duration_ms: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Made only to show the scores of a scoring kube-scheduler skips; it makes no such request.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub display_only: bool,
 }
 

@@ -60,18 +60,14 @@ pub struct NodeExplanation {
     pub total: Option<i64>,
     /// Where DynamicResources rejected the node: per request of the pod's pending claims, the
     /// devices there that could serve it and why the others cannot.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<RequestCensus>,
     /// What each failing plugin saw, behind its reasons (docs/json.md: the facts).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub facts: Vec<FactExplanation>,
     /// Per Score plugin (feasible nodes): its raw score and the inputs behind it.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub score_inputs: BTreeMap<&'static str, ScoreInputsExplanation>,
     /// Where DynamicResources rejected the node only because this release's allocator keeps
     /// what a device it rejected or backtracked from took: the release that gives it back and
     /// allocates the pod's claims here.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocator_fixed_in: Option<Release>,
 }
 
@@ -165,7 +161,6 @@ pub struct PreemptionExplanation {
     /// How many candidates the real scheduler gathers (from a random start) before choosing.
     pub sampled_candidates: usize,
     /// Candidates an extender's preempt verb left out: node → extender.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub dropped_by_extenders: BTreeMap<String, String>,
 }
 
@@ -178,6 +173,7 @@ pub struct AllocatedDeviceExplanation {
     pub driver: Str,
     pub pool: Str,
     pub device: Str,
+    /// Present only when set, as the API writes `adminAccess` in an allocation result.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub admin_access: bool,
 }
@@ -210,17 +206,14 @@ pub struct Explanation {
     pub binding: Vec<String>,
     /// Per selected node, the devices DynamicResources would allocate to each claim not
     /// allocated yet, in allocation order; absent when nothing is allocated.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub dra_allocation: BTreeMap<Str, BTreeMap<Str, Vec<AllocatedDeviceExplanation>>>,
     /// Where the real scheduler's view differs from this exhaustive one.
     pub notes: Vec<String>,
     /// A plugin failed with an error (the real scheduler would retry the pod).
     pub error: Option<String>,
     /// The configuration's scheduler extenders, and whether they were called.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extenders: Option<extenders::ExtendersExplanation>,
     /// Every request made to an extender, in order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extender_calls: Vec<extenders::CallExplanation>,
 }
 

@@ -70,7 +70,6 @@ pub struct EditReport {
     pub flag: String,
     /// What it did.
     pub summary: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub added_nodes: Vec<String>,
 }
 
@@ -140,19 +139,14 @@ pub struct PodReport {
     pub priority: i32,
     pub origin: OriginKind,
     /// The node it leaves (drained, displaced, preempted).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// The edit that displaced it (from 0, in `edits`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub edit: Option<usize>,
     /// The pod whose preemption evicted it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub preempted_by: Option<String>,
     /// The `-f` document it comes from (from 0).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub document: Option<usize>,
     /// The DaemonSet whose pod it is, `namespace/name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub daemon_set: Option<String>,
     pub outcome: OutcomeKind,
     /// Where it is scheduled.
@@ -169,10 +163,8 @@ pub struct PodReport {
     /// Its outcome depends on the order of evictions and arrivals, not only on a tie.
     pub order_dependent: bool,
     /// Why it may vary.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub why: Vec<String>,
     /// The pods preempted to make room for it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preempts: Vec<String>,
     /// Why it is not scheduled: the FailedScheduling message, the eviction's refusal, …
     pub message: Option<String>,

@@ -126,7 +126,6 @@ pub struct Suggestion {
     /// Other pending pods that fit after the change (each on its own) and did not before.
     pub also_places: Vec<String>,
     /// Other pending pods that fitted before and do not after.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stops_placing: Vec<String>,
 }
 
@@ -139,7 +138,7 @@ pub struct Suggestions {
     #[serde(rename = "suggestionsTried")]
     pub tried: usize,
     /// Why there is no suggestion, when there is none.
-    #[serde(rename = "noSuggestion", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "noSuggestion")]
     pub none_because: Option<String>,
 }
 

@@ -55,7 +55,7 @@ fn placed(rerun: &Value) -> Result<Vec<String>, String> {
         .flatten()
         .find(|p| p["origin"] == "Workload")
         .ok_or("the plan did not queue the pod")?;
-    if pod["outcome"] != "Scheduled" || pod.get("preempts").is_some() {
+    if pod["outcome"] != "Scheduled" || pod["preempts"].as_array().is_some_and(|p| !p.is_empty()) {
         return Err(format!("the plan left the pod {pod}"));
     }
     Ok(pod["node"]
