@@ -634,6 +634,18 @@ fn usage(command: &str) -> &'static [&'static str] {
 
 /// Examples, kubectl style: a comment, then the command line. `{p}` is the program; the
 /// fixtures are in a checkout of kubectl-sched (the tests run every example that names one).
+/// The pages of docs/ that describe a command in full.
+fn reference(command: &str) -> &'static str {
+    match command {
+        "whatif" => "docs/usage.md, docs/suggestions.md, docs/plans.md, docs/json.md",
+        "explain" => "docs/usage.md, docs/suggestions.md, docs/json.md, docs/releases.md",
+        "lease" => "docs/lease.md",
+        "snapshot" => "docs/live.md",
+        "completions" => "docs/install.md",
+        _ => "README.md",
+    }
+}
+
 fn examples(command: &str) -> &'static str {
     match command {
         "whatif" => {
@@ -735,8 +747,9 @@ pub fn command(plugin: Option<&str>) -> clap::Command {
         // In the template's own text, not after_help, so that clap does not wrap the example
         // lines to the terminal: a wrapped command line cannot be copied.
         let template = format!(
-            "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\nExamples:\n{}\n\n{exit_codes}\n",
-            examples(&name).replace("{p}", &p)
+            "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\nExamples:\n{}\n\n{exit_codes}\n\nReference (in kubectl-sched's repository): {}\n",
+            examples(&name).replace("{p}", &p),
+            reference(&name)
         );
         let namespace = lease_namespace.clone().filter(|_| name == "lease");
         cmd = cmd.mut_subcommand(&name, |s| {

@@ -1187,5 +1187,13 @@ fn help_lists_the_commands_own_flags_first() {
         assert!(own < cluster && cluster < output, "{cmd}:\n{}", r.out);
         assert!(r.out[cluster..output].contains("--kubeconfig"), "{cmd}");
         assert!(!r.out[cluster..output].contains("--replicas"), "{cmd}");
+        // The reference pages it names exist.
+        let (_, pages) = r
+            .out
+            .split_once("Reference (in kubectl-sched's repository): ")
+            .unwrap_or_else(|| panic!("{cmd}: no reference line:\n{}", r.out));
+        for page in pages.trim().split(", ") {
+            assert!(root().join(page).is_file(), "{cmd}: {page} does not exist");
+        }
     }
 }
