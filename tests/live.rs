@@ -1054,6 +1054,102 @@ fn an_incomplete_snapshot_says_so_when_read_back() {
     server.assert_only_gets();
 }
 
+/// The snapshot's objects other than its SnapshotInfo record (which says when it was taken).
+fn snapshot_objects(path: &Path) -> Vec<Value> {
+    read_snapshot(path)
+        .into_iter()
+        .filter(|o| o["kind"] != "SnapshotInfo")
+        .collect()
+}
+
+#[test]
+fn lists_arriving_in_small_frames_read_as_whole_ones() {
+    let (server, ws, kc) = setup();
+    let explain = ["explain", "-A", "-o", "json"];
+    let whole = ws.run(&kc, &explain);
+    let snap = ws.path("whole.json");
+    assert_eq!(
+        ws.run(&kc, &["snapshot", "-f", snap.to_str().unwrap()])
+            .code,
+        0
+    );
+    // Frames of a few bytes split items, strings and escapes anywhere; pages of two objects
+    // come with continue tokens.
+    for (frame, page) in [(1, None), (7, Some(2)), (64, None)] {
+        server.list_frames(frame);
+        if let Some(n) = page {
+            server.max_page(n);
+        }
+        let framed = ws.run(&kc, &explain);
+        assert_eq!(framed.code, whole.code, "{framed:?}");
+        assert_eq!(framed.stdout, whole.stdout, "frames of {frame} bytes");
+        for name in ["framed.json", "framed.yaml.gz"] {
+            let out = ws.path(name);
+            let run = ws.run(&kc, &["snapshot", "-f", out.to_str().unwrap()]);
+            assert_eq!(run.code, 0, "{run:?}");
+            assert_eq!(snapshot_objects(&out), snapshot_objects(&snap), "{name}");
+        }
+    }
+    server.assert_only_gets();
+}
+
+#[test]
+fn a_snapshot_whose_pod_list_restarts_holds_each_pod_once() {
+    let (server, ws, kc) = setup();
+    let snap = ws.path("whole.json");
+    assert_eq!(
+        ws.run(&kc, &["snapshot", "-f", snap.to_str().unwrap()])
+            .code,
+        0
+    );
+    server.max_page(2);
+    server.list_frames(5);
+    server.fault(Fault::status("pods", 410).on(On::Continue).times(1));
+    for name in ["restarted.json", "restarted.json.gz"] {
+        let out = ws.path(name);
+        let run = ws.run(&kc, &["snapshot", "-f", out.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(run.stdout.contains(": 3 nodes, 7 pods"), "{}", run.stdout);
+        assert_eq!(snapshot_objects(&out), snapshot_objects(&snap), "{name}");
+        server.clear_faults();
+    }
+    let first_pages = server
+        .requests_to("/api/v1/pods")
+        .iter()
+        .filter(|r| r.param("continue").is_none())
+        .count();
+    assert_eq!(first_pages, 1 + 2 + 1, "the pod list started again once");
+    server.assert_only_gets();
+}
+
+#[test]
+fn a_list_broken_off_mid_answer_is_an_error_and_writes_nothing() {
+    let (server, ws, kc) = setup();
+    server.list_frames(16);
+    server.break_lists("pods", 300);
+    let run = ws.run(&kc, &["explain", "small"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(
+        run.stderr.trim(),
+        format!(
+            "error: cannot reach the API server at {} (context \"test\"): the connection was closed (is the cluster up, and is this the right context?)",
+            server.url()
+        )
+    );
+    let out = ws.path("snap.json");
+    let snapshot = ws.run(&kc, &["snapshot", "-f", out.to_str().unwrap()]);
+    assert_eq!(snapshot.code, 3, "{snapshot:?}");
+    assert_eq!(snapshot.stderr, run.stderr);
+    assert!(!out.exists());
+    let files: Vec<_> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains("snapshot"))
+        .collect();
+    assert!(files.is_empty(), "{files:?}");
+    server.assert_only_gets();
+}
+
 /// The fake server's watch, which the lease inspector builds on: initial events, changes after a
 /// resourceVersion, 410 for compacted history, timeouts.
 #[test]

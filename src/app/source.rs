@@ -2,10 +2,11 @@
 
 use super::Failure;
 use crate::cli::GlobalArgs;
-use crate::model::cluster::{Cluster, ClusterBuilder, convert_pod};
-use crate::model::parse::LoadOptions;
-use crate::source::live::{self, Plan};
-use crate::source::{Dump, file};
+use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod};
+use crate::model::error::ObjectError;
+use crate::model::parse::{LoadOptions, Parse};
+use crate::source::live::{self, Plan, PodBatch};
+use crate::source::{Dump, Object, events, file};
 use anyhow::anyhow;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -74,18 +75,40 @@ impl Source {
     }
 
     /// Reads a live cluster's API objects, drawing progress on a terminal; `None` for a file
-    /// source, which is parsed straight into a cluster.
-    pub fn read_live(&self, plan: &Plan) -> Option<Result<Dump, Failure>> {
+    /// source, which is parsed straight into a cluster. The pods that hold resources go to
+    /// `pods`, on this thread, batch by batch as their list streams in while the read goes on;
+    /// the dump holds the rest.
+    pub fn read_live(
+        &self,
+        plan: &Plan,
+        pods: &mut dyn FnMut(PodBatch) -> Result<(), Failure>,
+    ) -> Option<Result<Dump, Failure>> {
         let Source::Live(l) = self else { return None };
         let plan = Plan {
             progress: std::io::stderr().is_terminal(),
             ..plan.clone()
         };
-        Some(
-            l.runtime
-                .block_on(live::read(&l.target, &plan))
-                .map_err(Failure::live),
-        )
+        // Few batches in flight: a slow reader slows the list rather than piling it up.
+        let (feed, mut batches) = tokio::sync::mpsc::channel(2);
+        Some(std::thread::scope(|s| {
+            let reading = s.spawn(|| l.runtime.block_on(live::read(&l.target, &plan, feed)));
+            let mut failed = None;
+            while let Some(batch) = batches.blocking_recv() {
+                if let Err(e) = pods(batch) {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            // The read ends at its next batch.
+            drop(batches);
+            let read = reading
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            match failed {
+                Some(e) => Err(e),
+                None => read.map_err(Failure::live),
+            }
+        }))
     }
 
     /// Reads and parses the cluster, printing one warning line per skipped or unreadable kind.
@@ -101,8 +124,19 @@ impl Source {
                 cluster
             }
             Source::Live(l) => {
-                let dump = self.read_live(plan).expect("a live source")?;
-                from_dump(dump, options).map_err(|e| {
+                let builder = ClusterBuilder::new(options);
+                let mut pods = Vec::new();
+                let parse = builder.parse();
+                let dump = self
+                    .read_live(plan, &mut |batch| {
+                        match batch {
+                            PodBatch::Restart => pods.clear(),
+                            PodBatch::Items(items) => pods.extend(convert(&items, &parse, l)?),
+                        }
+                        Ok(())
+                    })
+                    .expect("a live source")?;
+                build(builder, dump, pods).map_err(|e| {
                     Failure::cluster(anyhow!(
                         "the cluster at {} holds objects kubectl-sched cannot read:\n{e}",
                         l.target.server()
@@ -131,27 +165,55 @@ pub fn limits(global: &GlobalArgs) -> file::Limits {
     }
 }
 
-/// Builds the cluster of a live read, converting pods in parallel as the file source does.
-fn from_dump(
-    mut dump: Dump,
-    options: LoadOptions,
-) -> Result<Cluster, crate::model::error::ObjectErrors> {
+/// Pods of a live list, typed and converted in parallel as the file source does.
+fn convert(
+    items: &[Vec<u8>],
+    parse: &Parse,
+    live: &Live,
+) -> Result<Vec<Result<ConvertedPod, ObjectError>>, Failure> {
     use rayon::prelude::*;
-    let mut builder = ClusterBuilder::new(options);
+    items
+        .par_iter()
+        .map(|item| {
+            file::list_pod(item, parse).ok_or_else(|| {
+                let e = serde_json::from_slice::<k8s_openapi::api::core::v1::Pod>(item)
+                    .err()
+                    .unwrap_or_else(|| serde::de::Error::custom("not a Pod"));
+                Failure::live(live::pod_decode_error(&live.target, e))
+            })
+        })
+        .collect()
+}
+
+/// Builds the cluster of a live read: its pods (converted as they streamed in) after the other
+/// objects, as the file source adds them; then the FailedScheduling events of its pending pods.
+fn build(
+    mut builder: ClusterBuilder,
+    mut dump: Dump,
+    pods: Vec<Result<ConvertedPod, ObjectError>>,
+) -> Result<Cluster, crate::model::error::ObjectErrors> {
     for w in std::mem::take(&mut dump.warnings) {
         builder.warn(w);
     }
-    let pods = std::mem::take(&mut dump.pods);
+    // The pod explain names, when the list did not hold it: after the listed ones.
+    let unlisted = std::mem::take(&mut dump.pods);
+    let events = std::mem::take(&mut dump.events);
     for o in dump.into_objects() {
         builder.add(o);
     }
-    let parse = builder.parse();
-    let converted: Vec<_> = pods
-        .into_par_iter()
-        .map(|p| convert_pod(p, &parse))
-        .collect();
-    for pod in converted {
+    for pod in pods {
         builder.add_pod(pod);
     }
-    builder.finish()
+    for pod in unlisted {
+        builder.add(Object::Pod(Box::new(pod)));
+    }
+    let mut cluster = builder.finish()?;
+    let pending = cluster
+        .pods
+        .iter()
+        .chain(&cluster.terminated_pods)
+        .filter(|p| p.node_name.as_ref().is_none_or(|n| n.is_empty()))
+        .map(|p| (p.namespace.as_str(), p.name.as_str(), p.uid.as_str()));
+    cluster.events = events::latest_of_pending(events, pending);
+    Ok(cluster)
 }

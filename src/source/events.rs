@@ -70,10 +70,12 @@ pub fn latest<'a>(
         .max_by_key(|e| last_seen(e))
 }
 
-/// Keeps the latest FailedScheduling event of each pod that is not bound to a node.
-pub fn latest_of_pending(events: Vec<Event>, pods: &[Pod]) -> Vec<Event> {
-    let pending: HashMap<(&str, &str), Option<&str>> = pods
-        .iter()
+/// A pod not bound to a node, by namespace, name and UID (empty when unknown).
+pub type Pending<'a> = (&'a str, &'a str, &'a str);
+
+/// The pods of a list that are not bound to a node, as `latest_of_pending` takes them.
+pub fn pending_of(pods: &[Pod]) -> impl Iterator<Item = Pending<'_>> {
+    pods.iter()
         .filter(|p| {
             p.spec
                 .as_ref()
@@ -81,12 +83,22 @@ pub fn latest_of_pending(events: Vec<Event>, pods: &[Pod]) -> Vec<Event> {
                 .is_none_or(str::is_empty)
         })
         .map(|p| {
-            let key = (
+            (
                 p.metadata.namespace.as_deref().unwrap_or("default"),
                 p.metadata.name.as_deref().unwrap_or(""),
-            );
-            (key, p.metadata.uid.as_deref())
+                p.metadata.uid.as_deref().unwrap_or(""),
+            )
         })
+}
+
+/// Keeps the latest FailedScheduling event of each pod that is not bound to a node.
+pub fn latest_of_pending<'a>(
+    events: Vec<Event>,
+    pending: impl IntoIterator<Item = Pending<'a>>,
+) -> Vec<Event> {
+    let pending: HashMap<(&str, &str), Option<&str>> = pending
+        .into_iter()
+        .map(|(ns, name, uid)| ((ns, name), Some(uid)))
         .collect();
     let mut best: HashMap<(String, String), Event> = HashMap::new();
     for e in events {
@@ -167,7 +179,7 @@ mod tests {
             ),
         ];
         let pods = vec![pod("a", "u1", None), pod("b", "u2", Some("n1"))];
-        let kept = latest_of_pending(events.clone(), &pods);
+        let kept = latest_of_pending(events.clone(), pending_of(&pods));
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].message.as_deref(), Some("new"));
         assert_eq!(

@@ -1093,6 +1093,20 @@ fn json_item(path: &str, index: usize, raw: &RawValue) -> Result<Vec<Item>, Load
     }
 }
 
+/// One pod of a live list (whose items carry no kind: the list's says it), typed and converted
+/// as a dump's pods are; `None` when it does not type.
+pub fn list_pod(text: &[u8], parse: &Parse) -> Option<Result<ConvertedPod, ObjectError>> {
+    let (object, _) = fast_item(
+        "Pod",
+        &mut serde_json::Deserializer::from_slice(text),
+        false,
+    )?;
+    match Item::Object(object?).converted(parse) {
+        Item::Pod(p) => Some(*p),
+        _ => None,
+    }
+}
+
 /// The value of a top-level string field of a JSON object, found by scanning rather than
 /// parsing; `None` when absent or not a plain (unescaped) string.
 fn top_level_string<'a>(json: &'a str, key: &str) -> Option<&'a str> {

@@ -269,6 +269,10 @@ struct Config {
     max_watch: Duration,
     /// What `/version` reports as gitVersion (default v1.34.1).
     git_version: Option<String>,
+    /// List bodies are sent in frames of this many bytes, as a large answer arrives.
+    list_frames: Option<usize>,
+    /// A resource (plural) whose lists break off after this many bytes, the connection lost.
+    broken_list: Option<(String, usize)>,
 }
 
 struct State {
@@ -347,10 +351,26 @@ pub struct ApiServer {
     runtime: Option<tokio::runtime::Runtime>,
 }
 
-type Body = BoxBody<Bytes, Infallible>;
+type Body = BoxBody<Bytes, std::io::Error>;
 
 fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).boxed()
+    Full::new(bytes.into())
+        .map_err(|never: Infallible| match never {})
+        .boxed()
+}
+
+/// A body in frames of `size` bytes, broken off (the connection lost) after `cut` bytes.
+fn framed(bytes: Vec<u8>, size: usize, cut: Option<usize>) -> Body {
+    let bytes = Bytes::from(bytes);
+    let end = cut.map_or(bytes.len(), |c| c.min(bytes.len()));
+    let mut frames: Vec<Result<Frame<Bytes>, std::io::Error>> = (0..end)
+        .step_by(size.max(1))
+        .map(|at| Ok(Frame::data(bytes.slice(at..(at + size.max(1)).min(end)))))
+        .collect();
+    if cut.is_some() {
+        frames.push(Err(std::io::Error::other("connection lost")));
+    }
+    StreamBody::new(futures::stream::iter(frames)).boxed()
 }
 
 impl ApiServer {
@@ -579,6 +599,17 @@ impl ApiServer {
     }
 
     /// Caps every page at `n` objects.
+    /// Sends list bodies in frames of `size` bytes: items, strings and escapes split across
+    /// frames, as a large answer arrives.
+    pub fn list_frames(&self, size: usize) {
+        self.state.config.lock().unwrap().list_frames = Some(size);
+    }
+
+    /// Breaks off every list of `plural` after `bytes` bytes of its body, the connection lost.
+    pub fn break_lists(&self, plural: &str, bytes: usize) {
+        self.state.config.lock().unwrap().broken_list = Some((plural.to_string(), bytes));
+    }
+
     pub fn max_page(&self, n: usize) {
         self.state.config.lock().unwrap().max_page = Some(n);
     }
@@ -1128,7 +1159,15 @@ fn list(
     query: &BTreeMap<String, String>,
     date: &str,
 ) -> Response<Body> {
-    let max_page = state.config.lock().unwrap().max_page;
+    let (max_page, frames, cut) = {
+        let c = state.config.lock().unwrap();
+        let cut = c
+            .broken_list
+            .as_ref()
+            .filter(|(plural, _)| plural == res.plural)
+            .map(|(_, n)| *n);
+        (c.max_page, c.list_frames, cut)
+    };
     let store = state.store.lock().unwrap();
     let (list_rv, offset) = match query.get("continue") {
         Some(token) => match token
@@ -1179,11 +1218,12 @@ fn list(
         metadata["continue"] = json!(format!("{list_rv}/{end}"));
         metadata["remainingItemCount"] = json!(items.len() - end);
     }
-    json_response(
-        200,
-        &json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": metadata, "items": page}),
-        date,
-    )
+    let list = json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": metadata, "items": page});
+    let body = serde_json::to_vec(&list).expect("JSON");
+    match (frames, cut) {
+        (None, None) => respond(200, full(body), date),
+        (frames, cut) => respond(200, framed(body, frames.unwrap_or(usize::MAX), cut), date),
+    }
 }
 
 fn event_line(kind: &str, object: &Value) -> Bytes {
@@ -1286,7 +1326,7 @@ async fn watch(
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await
-            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+            .map(|b| (Ok::<_, std::io::Error>(Frame::data(b)), rx))
     });
     respond(200, StreamBody::new(stream).boxed(), &date)
 }

@@ -2,8 +2,10 @@
 
 use super::config::Target;
 use super::error::{Fail, LiveError, describe};
-use super::progress::{Indicator, Progress};
+use super::progress::{self, Indicator, Progress};
+use super::split::ListSplitter;
 use crate::source::{Dump, SnapshotMeta, events};
+use http_body_util::BodyExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::coordination::v1::Lease;
@@ -106,12 +108,37 @@ fn consequence(plural: &str) -> &'static str {
     }
 }
 
+/// A list once its items are cut out (`ListSplitter`): its metadata, and items that must still
+/// be a list.
 #[derive(serde::Deserialize)]
-struct List<T> {
+struct ListShell {
     #[serde(default)]
     metadata: ListMeta,
-    #[serde(default = "Vec::new")]
-    items: Vec<T>,
+    #[serde(default, rename = "items")]
+    _items: Vec<serde::de::IgnoredAny>,
+}
+
+/// Pods are handed on in batches of this many: what is in flight is a batch, not the list.
+const POD_BATCH: usize = 1024;
+
+/// A batch of the pods list as it streams in, for the reader of `read`'s pods.
+#[derive(Debug)]
+pub enum PodBatch {
+    /// Items of the list, in order: JSON objects without kind and apiVersion (the list says
+    /// them), not yet checked beyond where they start and end.
+    Items(Vec<Vec<u8>>),
+    /// The list starts again from its first page (its continue token expired): the items of
+    /// this list handed on so far are void.
+    Restart,
+}
+
+/// Where `read` sends the pods: a bounded channel, so a slow reader slows the list down rather
+/// than letting it pile up in memory.
+pub type PodFeed = tokio::sync::mpsc::Sender<PodBatch>;
+
+/// What a pod item that does not decode means, said as a list that does not decode is.
+pub fn pod_decode_error(target: &Target, e: serde_json::Error) -> LiveError {
+    describe(Fail::Decode(e), target, "list pods")
 }
 
 fn collection_path<K: k8s_openapi::Resource>(namespace: Option<&str>) -> String {
@@ -181,7 +208,7 @@ impl Reader {
 
     /// Every object of a collection, page by page; a list whose continue token expired starts
     /// again, as client-go's pager does.
-    async fn list<T: DeserializeOwned>(
+    async fn list<T: DeserializeOwned + Send>(
         &self,
         path: &str,
         label: &'static str,
@@ -193,18 +220,37 @@ impl Reader {
     }
 
     /// `list`, with the resourceVersion the list was served at (where a watch resumes).
-    async fn list_at<T: DeserializeOwned>(
+    async fn list_at<T: DeserializeOwned + Send>(
         &self,
         path: &str,
         label: &'static str,
         selectors: Selectors<'_>,
     ) -> Result<(Vec<T>, String), Fail> {
+        let mut typed = Typed(Vec::new());
+        let (resource_version, _) = self
+            .list_into(path, label, selectors, &mut typed, None)
+            .await?;
+        Ok((typed.0, resource_version))
+    }
+
+    /// Every object of a collection, page by page, each page's items cut out as its answer
+    /// streams in and handed to `items`; a list whose continue token expired starts again, as
+    /// client-go's pager does. The resourceVersion the list was served at, and whether the
+    /// object `named` (namespace, name) was among the items.
+    async fn list_into<I: Items>(
+        &self,
+        path: &str,
+        label: &'static str,
+        selectors: Selectors<'_>,
+        items: &mut I,
+        named: Option<&(String, String)>,
+    ) -> Result<(String, bool), Fail> {
         let kind = self.progress.kind(label);
         let mut restarts = 0;
         'restart: loop {
             kind.reset();
-            let mut items = Vec::new();
             let mut cont: Option<String> = None;
+            let mut found = false;
             loop {
                 let url = page_url(
                     path,
@@ -212,25 +258,84 @@ impl Reader {
                     cont.as_deref(),
                     self.target.consistent_read,
                 );
-                let page: List<T> = match self.get(&url).await {
+                let (meta, found_here) = match self.page(&url, items, &kind, named).await {
                     Err(Fail::Status(s))
                         if s.code == 410 && cont.is_some() && restarts < MAX_RESTARTS =>
                     {
                         restarts += 1;
+                        items.restart().await?;
                         continue 'restart;
                     }
                     other => other?,
                 };
-                kind.add(page.items.len());
-                items.extend(page.items);
-                match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                found |= found_here;
+                match meta.continue_.filter(|c| !c.is_empty()) {
                     Some(c) => cont = Some(c),
                     None => {
                         kind.finish();
-                        return Ok((items, page.metadata.resource_version.unwrap_or_default()));
+                        return Ok((meta.resource_version.unwrap_or_default(), found));
                     }
                 }
             }
+        }
+    }
+
+    /// One page of a list, its items cut out as the answer streams in and handed on in batches;
+    /// the list's metadata, and whether the object `named` was among the items.
+    async fn page<I: Items>(
+        &self,
+        url: &str,
+        items: &mut I,
+        kind: &progress::Kind,
+        named: Option<&(String, String)>,
+    ) -> Result<(ListMeta, bool), Fail> {
+        let request = http::Request::get(url)
+            .body(kube::client::Body::empty())
+            .map_err(|e| Fail::Client(kube::Error::HttpError(e)))?;
+        // The name as the API server writes it in an object's metadata: only items holding it
+        // are decoded to compare namespace and name.
+        let needle = named.map(|(_, name)| format!("\"name\":{}", serde_json::json!(name)));
+        let call = async {
+            let response = self.client.send(request).await.map_err(Fail::Client)?;
+            let (parts, mut body) = response.into_parts();
+            if !parts.status.is_success() {
+                let bytes = body.collect_bytes().await.map_err(Fail::Client)?;
+                return Err(Fail::Status(Box::new(status_of(parts.status, &bytes))));
+            }
+            let mut splitter = ListSplitter::default();
+            let mut batch = Vec::new();
+            let mut found = false;
+            loop {
+                let frame = body.frame().await.transpose().map_err(Fail::Client)?;
+                let Some(frame) = frame else { break };
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                let before = batch.len();
+                splitter.feed(&data, &mut batch).map_err(Fail::Decode)?;
+                if let (Some(needle), Some((ns, name))) = (&needle, named) {
+                    found |= batch[before..]
+                        .iter()
+                        .any(|item| is_named(item, needle, ns, name));
+                }
+                if batch.len() >= I::BATCH {
+                    kind.add(batch.len());
+                    items.take(std::mem::take(&mut batch)).await?;
+                }
+            }
+            if !batch.is_empty() {
+                kind.add(batch.len());
+                items.take(batch).await?;
+            }
+            let shell = splitter.finish().map_err(Fail::Decode)?;
+            let list: ListShell = serde_json::from_slice(&shell).map_err(Fail::Decode)?;
+            Ok((list.metadata, found))
+        };
+        match self.target.request_timeout {
+            Some(t) => tokio::time::timeout(t, call)
+                .await
+                .map_err(|_| Fail::Timeout(t))?,
+            None => call.await,
         }
     }
 
@@ -244,32 +349,57 @@ impl Reader {
     /// A kind the pipeline cannot do without: any failure ends the read.
     async fn required<K>(&self, fields: Option<&str>) -> Result<Vec<K>, LiveError>
     where
-        K: k8s_openapi::Resource + DeserializeOwned,
+        K: k8s_openapi::Resource + DeserializeOwned + Send,
     {
         let plural = K::URL_PATH_SEGMENT;
-        match self.list(&collection_path::<K>(None), plural, fields).await {
-            Ok(items) => Ok(items),
-            Err(Fail::Status(s)) if s.code == 403 => {
+        self.list(&collection_path::<K>(None), plural, fields)
+            .await
+            .map_err(|f| self.required_failed(plural, f))
+    }
+
+    fn required_failed(&self, plural: &str, f: Fail) -> LiveError {
+        match f {
+            Fail::Status(s) if s.code == 403 => {
                 let user = self
                     .target
                     .user
                     .as_deref()
                     .map(|u| format!("user {u:?}"))
                     .unwrap_or_else(|| "this user".into());
-                Err(LiveError {
+                LiveError {
                     message: format!(
                         "permission denied: {user} may not list {plural} (403 Forbidden); kubectl-sched needs the \"list\" verb on \"nodes\" and \"pods\" (API group \"\") in all namespaces, plus \"get\" on pods for explain: docs/live.md has a read-only ClusterRole"
                     ),
                     detail: Some(s.message),
-                })
+                }
             }
-            Err(f) => Err(describe(f, &self.target, &format!("list {plural}"))),
+            f => describe(f, &self.target, &format!("list {plural}")),
         }
+    }
+
+    /// The pods that hold resources, handed to `feed` batch by batch as their list streams
+    /// in; whether the pod `named` (namespace, name) was among them.
+    async fn stream_pods(
+        &self,
+        feed: &PodFeed,
+        named: Option<&(String, String)>,
+    ) -> Result<bool, LiveError> {
+        let selectors = Selectors::fields(Some(POD_FIELD_SELECTOR));
+        self.list_into(
+            &collection_path::<Pod>(None),
+            "pods",
+            selectors,
+            &mut Fed(feed),
+            named,
+        )
+        .await
+        .map(|(_, found)| found)
+        .map_err(|f| self.required_failed("pods", f))
     }
 
     /// A kind whose absence only makes some checks incomplete: an error answer becomes a warning
     /// saying which. Failures to reach the server still end the read.
-    async fn optional<T: DeserializeOwned>(
+    async fn optional<T: DeserializeOwned + Send>(
         &self,
         path: &str,
         plural: &'static str,
@@ -294,14 +424,14 @@ impl Reader {
         }
     }
 
-    async fn optional_kind<K: k8s_openapi::Resource + DeserializeOwned>(
+    async fn optional_kind<K: k8s_openapi::Resource + DeserializeOwned + Send>(
         &self,
     ) -> Result<Vec<K>, LiveError> {
         self.optional_in(None).await
     }
 
     /// An optional kind in one namespace, or all.
-    async fn optional_in<K: k8s_openapi::Resource + DeserializeOwned>(
+    async fn optional_in<K: k8s_openapi::Resource + DeserializeOwned + Send>(
         &self,
         namespace: Option<&str>,
     ) -> Result<Vec<K>, LiveError> {
@@ -497,6 +627,71 @@ fn status_of(code: http::StatusCode, body: &[u8]) -> kube::core::Status {
     status
 }
 
+/// Whether a list item is the object `namespace/name`; `needle` (its name as JSON writes it)
+/// spares decoding the items that cannot be.
+fn is_named(item: &[u8], needle: &str, namespace: &str, name: &str) -> bool {
+    memchr::memmem::find(item, needle.as_bytes()).is_some()
+        && serde_json::from_slice::<Named>(item).is_ok_and(|o| {
+            o.metadata.namespace.as_deref() == Some(namespace)
+                && o.metadata.name.as_deref() == Some(name)
+        })
+}
+
+/// Where the items of a streamed list go.
+trait Items {
+    /// Items are handed on once this many are cut out.
+    const BATCH: usize;
+    /// Takes items of the list, in order.
+    fn take(&mut self, items: Vec<Vec<u8>>) -> impl Future<Output = Result<(), Fail>> + Send;
+    /// The list starts again from its first page: the items taken so far are void.
+    fn restart(&mut self) -> impl Future<Output = Result<(), Fail>> + Send;
+}
+
+/// Items typed one by one as they are cut out, so the answer is never held whole.
+struct Typed<T>(Vec<T>);
+
+impl<T: DeserializeOwned + Send> Items for Typed<T> {
+    const BATCH: usize = 1;
+
+    fn take(&mut self, items: Vec<Vec<u8>>) -> impl Future<Output = Result<(), Fail>> + Send {
+        let typed = items.iter().try_for_each(|item| {
+            self.0
+                .push(serde_json::from_slice(item).map_err(Fail::Decode)?);
+            Ok(())
+        });
+        std::future::ready(typed)
+    }
+
+    fn restart(&mut self) -> impl Future<Output = Result<(), Fail>> + Send {
+        self.0.clear();
+        std::future::ready(Ok(()))
+    }
+}
+
+/// Items sent on to the reader of the pods, untyped.
+struct Fed<'f>(&'f PodFeed);
+
+impl Items for Fed<'_> {
+    const BATCH: usize = POD_BATCH;
+
+    async fn take(&mut self, items: Vec<Vec<u8>>) -> Result<(), Fail> {
+        self.send(PodBatch::Items(items)).await
+    }
+
+    async fn restart(&mut self) -> Result<(), Fail> {
+        self.send(PodBatch::Restart).await
+    }
+}
+
+impl Fed<'_> {
+    async fn send(&self, batch: PodBatch) -> Result<(), Fail> {
+        self.0
+            .send(batch)
+            .await
+            .map_err(|_| Fail::Decode(serde::de::Error::custom("the reader of the pods stopped")))
+    }
+}
+
 fn spawn<T, F, Fut>(reader: &Arc<Reader>, f: F) -> Task<T>
 where
     T: Send + 'static,
@@ -516,8 +711,12 @@ async fn join<T>(task: Task<T>) -> Result<T, LiveError> {
     }
 }
 
-/// Reads the cluster as `plan` says; the returned dump is what the file source would produce.
-pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
+/// Reads the cluster as `plan` says: the pods that hold resources go to `pods` as their list
+/// streams in; the returned dump holds the rest of what the file source would produce (and the
+/// pod `plan.pod` names when that list does not hold it), with every FailedScheduling event
+/// read: which are the latest of pending pods is for the reader of the pods to say
+/// (`events::latest_of_pending`).
+pub async fn read(target: &Target, plan: &Plan, pods: PodFeed) -> Result<Dump, LiveError> {
     let (reader, progress) = Reader::connect(target)?;
     // Registered up front so the progress line counts every kind from the start.
     let mut kinds = vec![
@@ -561,9 +760,6 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     // The server's version chooses the scheduler release modelled.
     let meta = spawn(&reader, |r| async move { r.server_info().await });
     let nodes = spawn(&reader, |r| async move { r.required::<Node>(None).await });
-    let pods = spawn(&reader, |r| async move {
-        r.required::<Pod>(Some(POD_FIELD_SELECTOR)).await
-    });
     let namespaces = spawn(
         &reader,
         |r| async move { r.optional_kind::<Namespace>().await },
@@ -645,10 +841,18 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     let controllers = controllers
         .map(|namespace| spawn(&reader, |r| async move { r.controllers(namespace).await }));
 
+    // The pods stream here, on the caller's task, while the other lists run.
+    let listing_pods = async {
+        let listed = reader.stream_pods(&pods, plan.pod.as_ref()).await;
+        drop(pods);
+        listed
+    };
+    let (pod_listed, nodes) = futures::join!(listing_pods, join(nodes));
     // Nodes and pods first, so their errors are the ones reported.
+    let nodes = nodes?;
+    let pod_listed = pod_listed?;
     let mut dump = Dump {
-        nodes: join(nodes).await?,
-        pods: join(pods).await?,
+        nodes,
         namespaces: join(namespaces).await?,
         priority_classes: join(priority_classes).await?,
         pdbs: join(pdbs).await?,
@@ -672,14 +876,12 @@ pub async fn read(target: &Target, plan: &Plan) -> Result<Dump, LiveError> {
     };
     if let Some(task) = the_pod
         && let Some(pod) = join(task).await?
+        && !pod_listed
     {
-        let key = |p: &Pod| (p.metadata.namespace.clone(), p.metadata.name.clone());
-        if !dump.pods.iter().any(|p| key(p) == key(&pod)) {
-            dump.pods.push(pod);
-        }
+        dump.pods.push(pod);
     }
     if let Some(task) = events {
-        dump.events = events::latest_of_pending(join(task).await?, &dump.pods);
+        dump.events = join(task).await?;
     }
     if let Some(task) = leases {
         dump.leases = join(task).await?;
