@@ -38,8 +38,14 @@ pub fn run(global: &GlobalArgs, args: &SnapshotArgs) -> Outcome {
                 PodBatch::Items(items) => items,
             };
             let mut pods: Vec<Pod> = items
-                .par_iter()
-                .map(|item| serde_json::from_slice(item))
+                .into_par_iter()
+                .map(|mut item| {
+                    // Redaction drops them anyway: spare typing them.
+                    if !args.no_redact {
+                        live::drop_managed_fields(&mut item);
+                    }
+                    serde_json::from_slice(&item)
+                })
                 .collect::<Result<_, _>>()
                 .map_err(|e| Failure::live(live::pod_decode_error(l.target(), e)))?;
             pending.extend(

@@ -131,7 +131,7 @@ impl Source {
                     .read_live(plan, &mut |batch| {
                         match batch {
                             PodBatch::Restart => pods.clear(),
-                            PodBatch::Items(items) => pods.extend(convert(&items, &parse, l)?),
+                            PodBatch::Items(items) => pods.extend(convert(items, &parse, l)?),
                         }
                         Ok(())
                     })
@@ -165,18 +165,20 @@ pub fn limits(global: &GlobalArgs) -> file::Limits {
     }
 }
 
-/// Pods of a live list, typed and converted in parallel as the file source does.
+/// Pods of a live list, typed and converted in parallel as the file source does, without their
+/// managedFields, as kube-scheduler's informer drops them.
 fn convert(
-    items: &[Vec<u8>],
+    items: Vec<Vec<u8>>,
     parse: &Parse,
     live: &Live,
 ) -> Result<Vec<Result<ConvertedPod, ObjectError>>, Failure> {
     use rayon::prelude::*;
     items
-        .par_iter()
-        .map(|item| {
-            file::list_pod(item, parse).ok_or_else(|| {
-                let e = serde_json::from_slice::<k8s_openapi::api::core::v1::Pod>(item)
+        .into_par_iter()
+        .map(|mut item| {
+            live::drop_managed_fields(&mut item);
+            file::list_pod(&item, parse).ok_or_else(|| {
+                let e = serde_json::from_slice::<k8s_openapi::api::core::v1::Pod>(&item)
                     .err()
                     .unwrap_or_else(|| serde::de::Error::custom("not a Pod"));
                 Failure::live(live::pod_decode_error(&live.target, e))

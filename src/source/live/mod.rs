@@ -15,4 +15,5 @@ pub use read::{
     LeasePlan, LeaseRead, PAGE_SIZE, POD_FIELD_SELECTOR, Plan, PodBatch, PodFeed, PodSelection,
     names, namespaces_holding, pod_decode_error, read, read_leases, select_pods,
 };
+pub use split::drop_managed_fields;
 pub use watch::{LeaseLister, LeaseWatcher, Update};

@@ -248,6 +248,116 @@ impl ListSplitter {
     }
 }
 
+/// Drops an object's `metadata.managedFields` from its text, before it is typed, as
+/// kube-scheduler's pod informer drops them: the scheduler never reads them, and they are often
+/// half of what the API server sends of a pod.
+pub fn drop_managed_fields(item: &mut Vec<u8>) {
+    const KEY: &[u8] = b"\"managedFields\"";
+    // A quote inside a string is escaped, so these bytes unescaped are a key; the scan vouches
+    // that it is one of the object's metadata (depth 2: an unknown field elsewhere is ignored
+    // when typed anyway).
+    let Some(at) = memchr::memmem::find(item, KEY) else {
+        return;
+    };
+    let mut scan = Scan::default();
+    if scan.run(&item[..at]).is_some() || scan.depth != 2 || scan.in_string {
+        return;
+    }
+    let mut colon = at + KEY.len();
+    while item.get(colon).is_some_and(u8::is_ascii_whitespace) {
+        colon += 1;
+    }
+    if item.get(colon) != Some(&b':') {
+        return;
+    }
+    // The value ends where the scan is back at depth 2 after it.
+    let mut value = Scan {
+        depth: 2,
+        ..Scan::default()
+    };
+    let Some(len) = value.run(&item[colon + 1..]) else {
+        return;
+    };
+    let end = colon + 1 + len;
+    let mut after = end;
+    while item.get(after).is_some_and(u8::is_ascii_whitespace) {
+        after += 1;
+    }
+    match item.get(after) {
+        Some(b',') => {
+            item.drain(at..=after);
+        }
+        Some(b'}') => {
+            // The last field: its comma is before it.
+            let mut before = at;
+            while before > 0 && item[before - 1].is_ascii_whitespace() {
+                before -= 1;
+            }
+            if before > 0 && item[before - 1] == b',' {
+                item.drain(before - 1..end);
+            } else if before > 0 && item[before - 1] == b'{' {
+                item.drain(at..end);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Strings and nesting of a JSON text, followed byte by byte.
+#[derive(Default)]
+struct Scan {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    started: bool,
+}
+
+impl Scan {
+    /// Follows `text`: where a value started at the scan's depth ends (the first byte after
+    /// it), or `None` if it does not end in `text`.
+    fn run(&mut self, text: &[u8]) -> Option<usize> {
+        let base = self.depth;
+        for (i, &b) in text.iter().enumerate() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                    if self.depth == base && self.started {
+                        return Some(i + 1);
+                    }
+                }
+                continue;
+            }
+            match b {
+                b'"' => {
+                    self.in_string = true;
+                    self.started = true;
+                }
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.started = true;
+                }
+                b'}' | b']' => {
+                    if self.depth == base {
+                        return self.started.then_some(i);
+                    }
+                    self.depth -= 1;
+                    if self.depth == base {
+                        return Some(i + 1);
+                    }
+                }
+                b',' if self.depth == base && self.started => return Some(i),
+                b' ' | b'\t' | b'\n' | b'\r' => {}
+                _ => self.started = true,
+            }
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,7 +413,7 @@ mod tests {
             cuts in prop::collection::vec(0usize..2000, 0..12),
         ) {
             let mut list = serde_json::Map::new();
-            let mut put = |list: &mut serde_json::Map<String, Value>, first: bool| {
+            let put = |list: &mut serde_json::Map<String, Value>, first: bool| {
                 if first == items_first {
                     list.insert("items".into(), Value::Array(items.clone()));
                 } else {
@@ -340,6 +450,34 @@ mod tests {
                 assert_eq!(shell["metadata"], expected["metadata"]);
                 assert_eq!(shell["z"], expected["z"]);
             }
+        }
+    }
+
+    #[test]
+    fn managed_fields_are_dropped_from_metadata_only() {
+        let cases = [
+            (
+                r#"{"metadata":{"name":"p","managedFields":[{"manager":"k\"}]","fieldsV1":{"f:spec":{}}}],"uid":"u"},"spec":{}}"#,
+                r#"{"metadata":{"name":"p","uid":"u"},"spec":{}}"#,
+            ),
+            (
+                r#"{"metadata":{"name":"p", "managedFields" : [] },"spec":{}}"#,
+                r#"{"metadata":{"name":"p" },"spec":{}}"#,
+            ),
+            (
+                r#"{"metadata":{"managedFields":null},"spec":{}}"#,
+                r#"{"metadata":{},"spec":{}}"#,
+            ),
+            // Elsewhere, or inside a string, they stay.
+            (
+                r#"{"metadata":{"annotations":{"a":"\"managedFields\":[]"}},"spec":{"x":{"managedFields":[]}}}"#,
+                r#"{"metadata":{"annotations":{"a":"\"managedFields\":[]"}},"spec":{"x":{"managedFields":[]}}}"#,
+            ),
+        ];
+        for (before, after) in cases {
+            let mut item = before.as_bytes().to_vec();
+            drop_managed_fields(&mut item);
+            assert_eq!(String::from_utf8(item).unwrap(), after);
         }
     }
 
