@@ -131,11 +131,7 @@ impl ListSplitter {
     fn shell_byte(&mut self, b: u8) {
         self.shell.push(b);
         if self.in_string {
-            if self.escaped {
-                self.escaped = false;
-            } else if b == b'\\' {
-                self.escaped = true;
-            } else if b == b'"' {
+            if closes_string(&mut self.escaped, b) {
                 self.in_string = false;
                 if let Some(start) = self.key_start.take() {
                     self.items_key = &self.shell[start..] == b"\"items\"";
@@ -303,6 +299,16 @@ pub fn drop_managed_fields(item: &mut Vec<u8>) {
     }
 }
 
+/// One byte inside a JSON string (after an escaping backslash when `escaped`): whether it
+/// closes the string.
+fn closes_string(escaped: &mut bool, b: u8) -> bool {
+    if std::mem::take(escaped) {
+        return false;
+    }
+    *escaped = b == b'\\';
+    b == b'"'
+}
+
 /// Strings and nesting of a JSON text, followed byte by byte.
 #[derive(Default)]
 struct Scan {
@@ -319,11 +325,7 @@ impl Scan {
         let base = self.depth;
         for (i, &b) in text.iter().enumerate() {
             if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
+                if closes_string(&mut self.escaped, b) {
                     self.in_string = false;
                     if self.depth == base && self.started {
                         return Some(i + 1);
