@@ -1593,7 +1593,7 @@ fn no_headers_drops_the_column_header_lines_and_nothing_else() {
         ),
         (
             &["whatif", "--drain", "worker-a1", "--snapshot", &demo],
-            &[" NODE       ZONE        BEFORE  AFTER  IN  OUT  CPU  MEMORY"],
+            &[" NODE        PODS  IN  OUT  CPU  MEM"],
         ),
     ];
     for (args, headers) in views {
