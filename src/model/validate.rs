@@ -444,7 +444,7 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
             );
         }
         errs.one_of(
-            &format!("{f}.whenUnsatisfiable"),
+            format_args!("{f}.whenUnsatisfiable"),
             &c.when_unsatisfiable,
             &["DoNotSchedule", "ScheduleAnyway"],
         );
@@ -472,7 +472,7 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
             ("nodeTaintsPolicy", &c.node_taints_policy),
         ] {
             if let Some(p) = policy {
-                errs.one_of(&format!("{f}.{name}"), p, &["Honor", "Ignore"]);
+                errs.one_of(format_args!("{f}.{name}"), p, &["Honor", "Ignore"]);
             }
         }
         label_selector(
