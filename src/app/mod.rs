@@ -88,8 +88,8 @@ pub fn main(plugin: Option<&str>) -> i32 {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     // A load allocates millions of small objects; with transparent huge pages the kernel zeroes
-    // 2 MiB at each first touch, which cost a 5,000-node load 0.3–0.9 s of system time for no
-    // gain (BENCHMARKS.md, issue 27).
+    // 2 MiB at each first touch, which cost a 5,000-node load about a second of system time for
+    // no gain (BENCHMARKS.md, issue 27).
     #[cfg(target_os = "linux")]
     // SAFETY: a flag of this process's memory map; no pointer is passed.
     unsafe {
