@@ -1053,7 +1053,11 @@ fn every_pending_pod_in_a_line_grouped_by_cause() {
         "{}",
         r.out
     );
-    assert!(r.out.contains(" lab/train-2, lab/train-3"), "{}", r.out);
+    assert!(
+        r.out.contains(" lab/train-2,") && r.out.contains(" lab/train-3\n"),
+        "{}",
+        r.out
+    );
     let tiny = lines.iter().find(|l| l.contains(" lab/tiny ")).unwrap();
     assert!(tiny.contains("  yes   would be scheduled on"), "{}", r.out);
     assert!(
