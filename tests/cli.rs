@@ -1370,6 +1370,7 @@ fn grouped_table_goldens() {
     let cases = [
         ("demo_checkout", demo(), "checkout-critical.yaml"),
         ("generated_too_big", generated.clone(), "gen-too-big.yaml"),
+        ("generated_no_room", generated.clone(), "gen-no-room.yaml"),
         ("generated_gateway", generated, "gen-gateway.yaml"),
     ];
     for (name, cluster, file) in cases {
@@ -1394,8 +1395,10 @@ fn grouped_table_goldens() {
                 plain.lines().all(|l| l.chars().count() <= width),
                 "a line is wider than {width} columns:\n{plain}"
             );
+            // The explanation; the suggestions after it are a bounded section of their own.
+            let explanation = plain.split("What would make it fit").next().unwrap();
             assert!(
-                plain.lines().count() <= 40,
+                explanation.lines().count() <= 40,
                 "longer than a screen:\n{plain}"
             );
             insta::assert_snapshot!(format!("grouped_{name}_{columns}"), plain);
@@ -1552,7 +1555,7 @@ fn no_headers_drops_the_column_header_lines_and_nothing_else() {
         ),
         (
             &["explain", "-A", "--snapshot", &demo],
-            &[" PODS  FITS  REASON                    OWNERS / PODS             KUBE-SCHEDULER"],
+            &[" PODS  FITS  REASON                    OWNERS / PODS              KUBE-SCHEDULER"],
         ),
         (
             &["explain", "-A", "--snapshot", &demo, "-o", "wide"],
@@ -1581,7 +1584,7 @@ fn no_headers_drops_the_column_header_lines_and_nothing_else() {
             &explain_stuck_pod(&demo),
             &[
                 " NODES  REJECTED BY: REASON, WITH THE FACTS",
-                " CANDIDATE    VICTIM                   PRIORITY  VIOLATES PDB  PDB VIOLATIONS",
+                "   VICTIM                   PRIORITY  VIOLATES PDB",
             ],
         ),
         (
@@ -1590,7 +1593,7 @@ fn no_headers_drops_the_column_header_lines_and_nothing_else() {
         ),
         (
             &["whatif", "--drain", "worker-a1", "--snapshot", &demo],
-            &[" NODE       ZONE        BEFORE  AFTER  IN  OUT  CPU  MEMORY"],
+            &[" NODE        PODS  IN  OUT  CPU  MEM"],
         ),
     ];
     for (args, headers) in views {

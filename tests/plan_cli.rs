@@ -158,6 +158,32 @@ fn draining_a1_pushes_the_batch_pod_out_and_a_node_like_a2_makes_it_safe() {
     insta::assert_snapshot!("plan_drain_a1_with_a_clone", run.stdout);
 }
 
+/// Node and pod names as clouds write them (40 characters and more): the drain of a generated
+/// cluster's busiest node still reads at 80 columns, a few lines per pod, nothing cut mid-name.
+#[test]
+fn a_drain_with_cloud_length_names_reads_at_80_columns() {
+    let generated = fixture("generated-150.json.gz");
+    let node = "ip-10-0-0-17.us-east-1.compute.internal";
+    let run = sched(&["whatif", "--drain", node, "--snapshot", &generated]);
+    assert!(
+        run.stdout.lines().all(|l| l.chars().count() <= 80),
+        "a line is wider than 80 columns:\n{}",
+        run.stdout
+    );
+    let (_, report) = plan(&["whatif", "--drain", node, "--snapshot", &generated]);
+    let pods = report["pods"].as_array().unwrap().len();
+    assert!(pods >= 9, "{report}");
+    assert!(
+        run.stdout.lines().count() <= 40 + 6 * pods,
+        "{} lines for {pods} pods:\n{}",
+        run.stdout.lines().count(),
+        run.stdout
+    );
+    // Every pod comes from the drained node, which its heading names: no FROM column.
+    assert!(run.stdout.contains("\n POD "), "{}", run.stdout);
+    assert!(!run.stdout.contains(" FROM "), "{}", run.stdout);
+}
+
 #[test]
 fn drained_replicas_keep_their_zone_spread_in_every_release() {
     for release in RELEASES {

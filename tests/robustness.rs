@@ -1053,7 +1053,11 @@ fn every_pending_pod_in_a_line_grouped_by_cause() {
         "{}",
         r.out
     );
-    assert!(r.out.contains(" lab/train-2, lab/train-3"), "{}", r.out);
+    assert!(
+        r.out.contains(" lab/train-2,") && r.out.contains(" lab/train-3\n"),
+        "{}",
+        r.out
+    );
     let tiny = lines.iter().find(|l| l.contains(" lab/tiny ")).unwrap();
     assert!(tiny.contains("  yes   would be scheduled on"), "{}", r.out);
     assert!(
@@ -1196,4 +1200,29 @@ fn help_lists_the_commands_own_flags_first() {
             assert!(root().join(page).is_file(), "{cmd}: {page} does not exist");
         }
     }
+}
+
+/// `--config` and the certificate files a configuration names are small files: a device or a
+/// log named by mistake is refused once past 16 MiB, not read until memory runs out.
+#[cfg(unix)]
+#[test]
+fn an_endless_config_file_is_refused_not_read() {
+    let out = sched()
+        .args([
+            "whatif",
+            "--snapshot",
+            &demo(),
+            "-f",
+            root().join("fixtures/pods/web.yaml").to_str().unwrap(),
+            "--config",
+            "/dev/zero",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("/dev/zero: larger than 16 MiB: not a configuration or certificate file"),
+        "{err}"
+    );
 }

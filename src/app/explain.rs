@@ -986,12 +986,27 @@ fn pending_table(rows: &[PendingRow], opts: TableOptions) -> String {
         }
         table.render(opts)
     } else {
-        // A row per group: how many pods, their verdict and cause, and who they are.
+        // A row per group: how many pods, their verdict and cause, and who they are. A name one
+        // copies into the next command is not broken while the reason can give way instead.
+        const REASON_MIN: usize = 20;
+        let longest_name = groups
+            .iter()
+            .flat_map(|g| g.owners.iter().chain(&g.pods))
+            .map(|n| crate::term::width(n) + 1)
+            .max()
+            .unwrap_or(0);
+        // PODS, FITS and KUBE-SCHEDULER (4, 4, 14), the gaps between five columns and the margin.
+        let room = usize::from(opts.width).saturating_sub(4 + 4 + 14 + 2 * 4 + 1 + REASON_MIN);
         let mut table = Table::new(vec![
             Column::new("PODS", Fit::Keep).right(),
             Column::new("FITS", Fit::Keep),
-            Column::new("REASON", Fit::Wrap { min: 24 }),
-            Column::new("OWNERS / PODS", Fit::Wrap { min: 24 }),
+            Column::new("REASON", Fit::Wrap { min: REASON_MIN }),
+            Column::new(
+                "OWNERS / PODS",
+                Fit::Wrap {
+                    min: longest_name.min(room).max(24),
+                },
+            ),
             Column::new("KUBE-SCHEDULER", Fit::Keep),
         ]);
         for g in &groups {

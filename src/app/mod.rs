@@ -87,6 +87,14 @@ pub fn main(plugin: Option<&str>) -> i32 {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A load allocates millions of small objects; with transparent huge pages the kernel zeroes
+    // 2 MiB at each first touch, which cost a 5,000-node load about a second of system time for
+    // no gain (BENCHMARKS.md, issue 27).
+    #[cfg(target_os = "linux")]
+    // SAFETY: a flag of this process's memory map; no pointer is passed.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
     match plugin {
         None => complete::complete_if_asked(),
         Some(p) if complete::answer_kubectl(p) => return 0,

@@ -22,8 +22,9 @@ pub fn style(global: &GlobalArgs) -> Style {
     Style { color }
 }
 
-/// The width tables wrap to: $COLUMNS, else the terminal's, else 80 (wide: no limit). However
-/// narrow, a column is never narrower than its minimum: the table is wider instead.
+/// The width tables wrap to: $COLUMNS, else the terminal's, else 80 (wide: no limit), and never
+/// less than 40. However narrow, a column is never narrower than its minimum: the table is wider
+/// instead.
 pub fn table_options(global: &GlobalArgs) -> TableOptions {
     let wide = global.output == Output::Wide;
     // 0 (or anything not a positive number) is how shells say they do not know.
@@ -34,7 +35,13 @@ pub fn table_options(global: &GlobalArgs) -> TableOptions {
     let from_tty = terminal_size::terminal_size_of(std::io::stdout())
         .map(|(w, _)| w.0)
         .filter(|&c| c > 0);
-    let width = from_env.or(from_tty).unwrap_or(if wide { 400 } else { 80 });
+    // Narrower than this, prose would wrap a word or two to a line: a table too wide for the
+    // terminal reads better than one three screens high.
+    const NARROWEST: u16 = 40;
+    let width = from_env
+        .or(from_tty)
+        .unwrap_or(if wide { 400 } else { 80 })
+        .max(NARROWEST);
     TableOptions {
         wide,
         width,

@@ -41,11 +41,37 @@ pub enum ConfigError {
 
 /// Reads a configuration file, as the release's kube-scheduler would.
 pub fn load(path: &std::path::Path, release: ReleaseChoice) -> Result<Configuration, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let read = |source| ConfigError::Read {
         path: path.display().to_string(),
         source,
-    })?;
+    };
+    let bytes = read_small_file(path).map_err(read)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| read(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
     from_text(&text, release).map_err(|e| e.at(path))
+}
+
+/// The most a file the configuration names (itself, an extender's certificates) may hold: such
+/// files are kilobytes, and `/dev/zero` or a log file named by mistake must not fill the memory.
+pub const MAX_SMALL_FILE: u64 = 16 << 20;
+
+/// A configuration or certificate file, whole, refused past `MAX_SMALL_FILE` bytes.
+pub fn read_small_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_SMALL_FILE + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SMALL_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "larger than {} MiB: not a configuration or certificate file",
+                MAX_SMALL_FILE >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Why kube-scheduler would not start with a configuration, before the file is named.

@@ -84,9 +84,15 @@ fn header(e: &Explanation, opts: TableOptions) -> String {
 /// `text` wrapped to `width` columns, every line indented by `indent` but the first (which the
 /// caller places there).
 fn paragraph(text: &str, width: u16, indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let width = width.saturating_sub(u16::try_from(indent).unwrap_or(u16::MAX));
-    prose(text, width, 0).replace('\n', &format!("\n{pad}"))
+    hanging(text, width, indent, indent).split_off(indent)
+}
+
+/// `text` wrapped to `width` columns, its first line indented by `first` and the others by `rest`.
+fn hanging(text: &str, width: u16, first: usize, rest: usize) -> String {
+    let pad = " ".repeat(first);
+    let width = width.saturating_sub(u16::try_from(first).unwrap_or(u16::MAX));
+    let text = prose(text, width, rest.saturating_sub(first));
+    format!("{pad}{}", text.replace('\n', &format!("\n{pad}")))
 }
 
 /// What the table shows of the nodes: by default the verdict, the best feasible nodes and the
@@ -544,94 +550,99 @@ fn preemption(
 ) {
     let style = opts.style;
     if p.message == crate::plugins::dynamic_resources::ERR_NOT_FOUND {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{} the message ends in \"not found\": a PreFilter plugin rejected the pod before DynamicResources' PreFilter ran, so its PostFilter finds no state and fails with that text; preemption is never attempted.",
             style.bold("Preemption:")
         );
+        let _ = writeln!(out, "{}", hanging(&line, opts.width, 0, 2));
         return;
     }
     if let Some(reason) = &p.not_eligible {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{} the pod may not preempt: {reason}",
             style.bold("Preemption:")
         );
+        let _ = writeln!(out, "{}", hanging(&line, opts.width, 0, 2));
         return;
     }
     if !p.nominated_node.is_empty() {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{} would nominate {} and evict {}",
             style.bold("Preemption:"),
             style.bold(&p.nominated_node),
             p.victims.join(", ")
         );
+        let _ = writeln!(out, "{}", prose(&line, opts.width, 2));
         if p.tied_nodes.len() > 1 {
-            let _ = writeln!(
-                out,
-                "  {} candidates are equally good ({}): kube-scheduler picks one arbitrarily",
+            let line = format!(
+                "{} candidates are equally good ({}): kube-scheduler picks one arbitrarily",
                 p.tied_nodes.len(),
                 p.tied_nodes.join(", ")
             );
+            let _ = writeln!(out, "{}", hanging(&line, opts.width, 2, 4));
         }
-        let mut t = Table::new(vec![
-            Column::new("CANDIDATE", Fit::Keep),
-            Column::new("VICTIM", Fit::Wrap { min: 16 }),
-            Column::new("PRIORITY", Fit::Keep),
-            Column::new("VIOLATES PDB", Fit::Wrap { min: 12 }),
-            Column::new("PDB VIOLATIONS", Fit::Keep),
-        ]);
-        for c in &p.candidates {
-            for (i, v) in c.victims.iter().enumerate() {
-                let node = if i == 0 {
-                    if c.node == p.nominated_node {
-                        format!("{} *", c.node)
-                    } else {
-                        c.node.clone()
-                    }
-                } else {
-                    String::new()
-                };
-                let count = if i == 0 {
-                    c.num_pdb_violations.to_string()
-                } else {
-                    String::new()
-                };
-                t.row(vec![
-                    node,
-                    v.pod.clone(),
-                    v.priority.to_string(),
-                    v.violates.join(", "),
-                    count,
-                ]);
-            }
-        }
-        out.push_str(&t.render(opts));
+        candidates(p, opts, out);
         if p.potential_nodes.len() > p.sampled_candidates {
-            let _ = writeln!(
-                out,
-                "  kube-scheduler evaluates candidates from a random node until it has {} of them, so its choice may differ",
+            let line = format!(
+                "kube-scheduler evaluates candidates from a random node until it has {} of them, so its choice may differ",
                 p.sampled_candidates
             );
+            let _ = writeln!(out, "{}", hanging(&line, opts.width, 2, 4));
         }
         return;
     }
-    let _ = writeln!(
-        out,
-        "{} will not help: {}",
-        style.bold("Preemption"),
-        plain_reason(e, p)
-    );
+    let _ = writeln!(out, "{} will not help:", style.bold("Preemption"));
+    for line in plain_reason(e, p) {
+        let _ = writeln!(out, "{}", hanging(&format!("- {line}"), opts.width, 2, 4));
+    }
     if p.message
         .starts_with(crate::plugins::dynamic_resources::NO_NEW_CLAIMS)
     {
-        out.push_str("  (the message starts with \"no new claims to deallocate\": the DynamicResources PostFilter runs first in the default profile and has nothing to free for a pod without resource claims)\n");
+        let note = "(the message starts with \"no new claims to deallocate\": the DynamicResources PostFilter runs first in the default profile and has nothing to free for a pod without resource claims)";
+        let _ = writeln!(out, "{}", hanging(note, opts.width, 2, 3));
     }
 }
 
-/// Why preemption cannot help, in words: which filters block which nodes.
-fn plain_reason(e: &Explanation, p: &super::PreemptionExplanation) -> String {
+/// Each candidate node on a line of its own (node names run to 40 characters and more), its
+/// victims in a table beneath, so that neither is broken mid-name at 80 columns.
+fn candidates(p: &super::PreemptionExplanation, opts: TableOptions, out: &mut String) {
+    let style = opts.style;
+    for (i, c) in p.candidates.iter().enumerate() {
+        let chosen = if c.node == p.nominated_node {
+            format!(" {}", style.bold("(nominated)"))
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "{} {}{chosen}: {} victim(s), {} PDB violation(s)",
+            style.dim("candidate"),
+            c.node,
+            c.victims.len(),
+            c.num_pdb_violations
+        );
+        let _ = writeln!(out, "{}", hanging(&line, opts.width, 1, 3));
+        let mut t = Table::new(vec![
+            Column::new("  VICTIM", Fit::Keep),
+            Column::new("PRIORITY", Fit::Keep),
+            Column::new("VIOLATES PDB", Fit::Wrap { min: 12 }),
+        ]);
+        for v in &c.victims {
+            t.row(vec![
+                format!("  {}", v.pod),
+                v.priority.to_string(),
+                v.violates.join(", "),
+            ]);
+        }
+        out.push_str(&t.render(TableOptions {
+            headers: opts.headers && i == 0,
+            ..opts
+        }));
+    }
+}
+
+/// Why preemption cannot help, one line per cause: which filters block which nodes, then the
+/// nodes whose search for victims failed, alike together (thousands of nodes give a few lines).
+fn plain_reason(e: &Explanation, p: &super::PreemptionExplanation) -> Vec<String> {
     use std::collections::BTreeMap;
     let mut unresolvable: BTreeMap<&str, usize> = BTreeMap::new();
     for n in &e.nodes {
@@ -644,20 +655,34 @@ fn plain_reason(e: &Explanation, p: &super::PreemptionExplanation) -> String {
             *unresolvable.entry(key).or_default() += 1;
         }
     }
-    let mut parts: Vec<String> = unresolvable
+    let mut lines: Vec<String> = unresolvable
         .iter()
         .map(|(plugin, count)| {
             if *plugin == crate::plugins::node_resources_fit::NAME {
                 format!(
-                    "on {count} node(s) the pod requests more than the node's allocatable ({plugin}), which evicting pods cannot fix"
+                    "{count} node(s): the pod requests more than the node's allocatable ({plugin}), which evicting pods cannot fix"
                 )
             } else {
                 format!("{count} node(s) fail {plugin}, which evicting pods cannot fix")
             }
         })
         .collect();
+    let mut failed: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for (node, s) in &p.failures {
-        parts.push(format!("on {node}: {}", s.reasons.join("; ")));
+        failed
+            .entry(s.reasons.join("; "))
+            .or_default()
+            .push(node.as_str());
     }
-    parts.join("; ")
+    for (reason, nodes) in &failed {
+        let example = match nodes.as_slice() {
+            [first, _, _, ..] => format!("{first} and {} more", nodes.len() - 1),
+            few => few.join(", "),
+        };
+        lines.push(format!(
+            "{} node(s) where evicting every lower-priority pod is not enough: {reason} ({example})",
+            nodes.len()
+        ));
+    }
+    lines
 }

@@ -26,7 +26,7 @@ fn data_or_file(data: &[u8], file: &str) -> Result<Option<Vec<u8>>, String> {
     if file.is_empty() {
         return Ok(None);
     }
-    std::fs::read(file)
+    crate::config::read_small_file(file)
         .map(Some)
         .map_err(|e| format!("open {file}: {e}"))
 }

@@ -23,17 +23,11 @@ pub struct Candidate {
     /// The identity the candidate would hold the lease as.
     pub name: String,
     pub lease_name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub binary_version: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub emulation_version: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ping_time: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_timestamp: Option<Timestamp>,
 }
 
@@ -125,11 +119,9 @@ pub struct RankedCandidate {
 #[serde(rename_all = "camelCase")]
 pub struct Election {
     /// The lease's strategy, else the one its candidates ask for.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     pub candidates: Vec<RankedCandidate>,
     /// The identity the strategy prefers, when the controller decides it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub preferred: Option<String>,
     /// What follows for the lease, in a sentence.
     pub note: String,

@@ -17,24 +17,19 @@ pub const DEFAULT_NODE_MONITOR_GRACE_PERIOD: SignedDuration = SignedDuration::fr
 pub struct Heartbeat {
     pub node: String,
     pub status: Status,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub holder_identity: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none", with = "super::opt_seconds")]
+    #[serde(with = "super::opt_seconds")]
     pub since_renewal_seconds: Option<SignedDuration>,
     /// When the node controller marks the node NotReady if nothing more arrives: renewTime +
     /// the grace period (already past when negative).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_ready_at: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none", with = "super::opt_seconds")]
+    #[serde(with = "super::opt_seconds")]
     pub not_ready_in_seconds: Option<SignedDuration>,
     /// The node's Ready condition as the snapshot or API showed it (`None`: node not read).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_ready: Option<bool>,
     /// The node object exists (a lease without a node is left over from a deleted node);
     /// unknown when the nodes were not read.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_exists: Option<bool>,
 }
 

@@ -35,7 +35,7 @@ pub struct Clock {
     pub now: Timestamp,
     pub source: ClockSource,
     /// The API server's clock minus the local one, when they differ by more than a second.
-    #[serde(skip_serializing_if = "Option::is_none", with = "opt_seconds")]
+    #[serde(with = "opt_seconds")]
     pub skew: Option<SignedDuration>,
 }
 
@@ -326,42 +326,30 @@ pub struct Holder {
 pub struct LeaseReport {
     pub namespace: String,
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub holder_identity: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub holder_pod: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub holder_node: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub acquire_time: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_duration_seconds: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lease_transitions: Option<i32>,
     pub status: Status,
     /// The status in a sentence.
     pub reason: String,
-    #[serde(skip_serializing_if = "Option::is_none", with = "opt_seconds")]
+    #[serde(with = "opt_seconds")]
     pub since_renewal_seconds: Option<SignedDuration>,
     /// How long ago it expired (Expired only).
-    #[serde(skip_serializing_if = "Option::is_none", with = "opt_seconds")]
+    #[serde(with = "opt_seconds")]
     pub expired_for_seconds: Option<SignedDuration>,
     /// The earliest a standby may acquire it if the holder stops renewing now.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub takeover_at: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none", with = "opt_seconds")]
+    #[serde(with = "opt_seconds")]
     pub takeover_in_seconds: Option<SignedDuration>,
     /// When the holder stops leading by its own rules if it cannot renew (renewTime +
     /// retryPeriod + renewDeadline, by its clock); only while it holds an unexpired lease.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub holder_gives_up_at: Option<Timestamp>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub preferred_holder: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub election: Option<candidates::Election>,
 }
 

@@ -49,12 +49,10 @@ pub struct Change {
     pub namespace: String,
     pub name: String,
     pub event: Kind,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub holder: Option<String>,
     pub message: String,
     /// Found by comparing a fresh list with what was last seen (after the watch's history
     /// expired, or to confirm a silence): changes in between were folded into this one.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub from_relist: bool,
     /// A renewal like any other: shown only with `--renewals`.
     #[serde(skip)]

@@ -113,10 +113,10 @@ pub fn pod(p: &mut k8s::Pod, default_namespace: &str) {
     if p.metadata.namespace.as_deref().is_none_or(str::is_empty) {
         p.metadata.namespace = Some(default_namespace.to_string());
     }
-    let labels = p.metadata.labels.clone().unwrap_or_default();
     let Some(spec) = p.spec.as_mut() else { return };
     if let Some(affinity) = spec.affinity.as_mut() {
-        merge_label_keys(affinity, &labels);
+        let no_labels = BTreeMap::new();
+        merge_label_keys(affinity, p.metadata.labels.as_ref().unwrap_or(&no_labels));
     }
     for c in spec
         .containers

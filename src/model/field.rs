@@ -318,9 +318,10 @@ impl Errors {
     }
 
     /// `field.NotSupported` unless `value` is one of `supported`.
-    pub fn one_of(&mut self, field: &str, value: &str, supported: &[&str]) {
+    /// `field` is written out only for an error (`format_args!` costs nothing before).
+    pub fn one_of(&mut self, field: impl fmt::Display, value: &str, supported: &[&str]) {
         if !supported.contains(&value) {
-            self.push(field, not_supported(value, supported));
+            self.push(&field.to_string(), not_supported(value, supported));
         }
     }
 

@@ -17,6 +17,7 @@ use super::taints::Toleration;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::jiff::Timestamp;
 use std::collections::BTreeMap;
+use std::fmt;
 
 pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 /// `corev1.MirrorPodAnnotationKey`.
@@ -150,19 +151,20 @@ pub struct Pod {
 }
 
 /// `normalizedImageName` of ImageLocality.
-pub fn normalized_image_name(name: &str) -> String {
+pub fn normalized_image_name(name: &str) -> std::borrow::Cow<'_, str> {
     if name.rfind(':').map_or(-1, |i| i as i64) <= name.rfind('/').map_or(-1, |i| i as i64) {
-        format!("{name}:latest")
+        format!("{name}:latest").into()
     } else {
-        name.to_string()
+        name.into()
     }
 }
 
+/// `field` names the list in an error, and is written out only then.
 pub(crate) fn resource_list(
     map: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
     kind: &'static str,
     object: &str,
-    field: &str,
+    field: impl fmt::Display,
     strings: &Interner,
 ) -> Result<ResourceList, ObjectError> {
     let mut list = ResourceList::new();
@@ -241,15 +243,17 @@ impl Pod {
             })
             .map(|cs| (cs.name.as_str(), cs))
             .collect();
+        // `list` and `i` say which container, in an error.
         let container_resources = |c: &k8s::Container,
-                                   field: String,
+                                   list: &str,
+                                   i: usize,
                                    sidecar: bool|
          -> Result<ContainerResources, ObjectError> {
             let requests = resource_list(
                 c.resources.as_ref().and_then(|r| r.requests.as_ref()),
                 "Pod",
                 &object,
-                &format!("{field}.resources.requests"),
+                format_args!("spec.{list}[{i}].resources.requests"),
                 strings,
             )?;
             let cs = statuses.get(c.name.as_str());
@@ -285,16 +289,15 @@ impl Pod {
 
         let mut resources = PodResources::default();
         for (i, c) in spec.containers.iter().enumerate() {
-            resources.containers.push(container_resources(
-                c,
-                format!("spec.containers[{i}]"),
-                false,
-            )?);
+            resources
+                .containers
+                .push(container_resources(c, "containers", i, false)?);
         }
         for (i, c) in init_containers.iter().enumerate() {
             resources.init_containers.push(container_resources(
                 c,
-                format!("spec.initContainers[{i}]"),
+                "initContainers",
+                i,
                 is_sidecar(c),
             )?);
         }
@@ -330,14 +333,14 @@ impl Pod {
             .iter()
             .enumerate()
             .filter(|(_, c)| is_sidecar(c))
-            .map(|(i, c)| (format!("spec.initContainers[{i}]"), c))
+            .map(|(i, c)| ("initContainers", i, c))
             .chain(
                 spec.containers
                     .iter()
                     .enumerate()
-                    .map(|(i, c)| (format!("spec.containers[{i}]"), c)),
+                    .map(|(i, c)| ("containers", i, c)),
             );
-        for (field, c) in port_containers {
+        for (list, i, c) in port_containers {
             for (j, port) in c.ports.iter().flatten().enumerate() {
                 let Some(hp) = port.host_port.filter(|&hp| hp > 0) else {
                     continue;
@@ -348,7 +351,7 @@ impl Pod {
                     "SCTP" => Protocol::Sctp,
                     other => {
                         return Err(err(
-                            format!("{field}.ports[{j}].protocol"),
+                            format!("spec.{list}[{i}].ports[{j}].protocol"),
                             format!(
                                 "Unsupported value: {other:?}: supported values: \"SCTP\", \"TCP\", \"UDP\""
                             ),
@@ -410,7 +413,8 @@ impl Pod {
         Ok(Pod {
             namespace,
             name,
-            uid: strings.intern(
+            // Unique to the pod: an interner would only store it once more.
+            uid: Str::new(
                 meta.uid
                     .as_deref()
                     .filter(|u| !u.is_empty())

@@ -61,18 +61,19 @@ fn labels(errs: &mut Errors, field: &str, map: Option<&BTreeMap<String, String>>
 const EFFECTS: &[&str] = &["NoExecute", "NoSchedule", "PreferNoSchedule"];
 const PREEMPTION_POLICIES: &[&str] = &["Never", "PreemptLowerPriority"];
 
-fn quantities(
+/// `field` names the list; it is written out only for an error.
+fn quantities<'m>(
     errs: &mut Errors,
-    field: &str,
-    map: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
-) -> BTreeMap<String, Quantity> {
+    field: &dyn Fn() -> String,
+    map: Option<&'m BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+) -> BTreeMap<&'m str, Quantity> {
     let mut out = BTreeMap::new();
     for (name, q) in map.into_iter().flatten() {
-        let f = format!("{field}[{name}]");
+        let f = || format!("{}[{name}]", field());
         match Quantity::parse(&q.0) {
-            Err(e) => errs.push(&f, format!("Invalid value: {:?}: {e}", q.0)),
+            Err(e) => errs.push(&f(), format!("Invalid value: {:?}: {e}", q.0)),
             Ok(v) if v.is_negative() => errs.push(
-                &f,
+                &f(),
                 format!(
                     "Invalid value: {:?}: must be greater than or equal to 0",
                     q.0
@@ -81,9 +82,12 @@ fn quantities(
             Ok(v) => {
                 let integral = name.starts_with("hugepages-") || super::resource::is_extended(name);
                 if integral && Quantity::from_units(v.value()) != v {
-                    errs.push(&f, format!("Invalid value: {:?}: must be an integer", q.0));
+                    errs.push(
+                        &f(),
+                        format!("Invalid value: {:?}: must be an integer", q.0),
+                    );
                 }
-                out.insert(name.clone(), v);
+                out.insert(name.as_str(), v);
             }
         }
         if name != "cpu"
@@ -93,7 +97,7 @@ fn quantities(
             && !name.contains('/')
         {
             errs.push(
-                &f,
+                &f(),
                 format!(
                     "Invalid value: {name:?}: must be a standard resource type or fully qualified"
                 ),
@@ -103,11 +107,12 @@ fn quantities(
     out
 }
 
+/// `field` is the path of the `resources` checked.
 fn resources(errs: &mut Errors, field: &str, r: Option<&k8s::ResourceRequirements>) {
     let Some(r) = r else { return };
-    let requests = quantities(errs, &format!("{field}.requests"), r.requests.as_ref());
-    let limits = quantities(errs, &format!("{field}.limits"), r.limits.as_ref());
-    for (name, req) in &requests {
+    let requests = quantities(errs, &|| format!("{field}.requests"), r.requests.as_ref());
+    let limits = quantities(errs, &|| format!("{field}.limits"), r.limits.as_ref());
+    for (&name, req) in &requests {
         if let Some(lim) = limits.get(name)
             && req > lim
         {
@@ -128,10 +133,15 @@ fn resources(errs: &mut Errors, field: &str, r: Option<&k8s::ResourceRequirement
     }
 }
 
-fn container(errs: &mut Errors, field: &str, c: &k8s::Container, names: &mut HashSet<String>) {
+fn container<'c>(
+    errs: &mut Errors,
+    field: &str,
+    c: &'c k8s::Container,
+    names: &mut HashSet<&'c str>,
+) {
     if c.name.is_empty() {
         errs.push(&format!("{field}.name"), "Required value");
-    } else if !names.insert(c.name.clone()) {
+    } else if !names.insert(&c.name) {
         errs.push(
             &format!("{field}.name"),
             format!("Duplicate value: {:?}", c.name),
@@ -161,7 +171,11 @@ fn container(errs: &mut Errors, field: &str, c: &k8s::Container, names: &mut Has
             );
         }
         if let Some(proto) = p.protocol.as_deref() {
-            errs.one_of(&format!("{pf}.protocol"), proto, &["SCTP", "TCP", "UDP"]);
+            errs.one_of(
+                format_args!("{pf}.protocol"),
+                proto,
+                &["SCTP", "TCP", "UDP"],
+            );
         }
     }
 }
@@ -369,41 +383,45 @@ fn affinity(errs: &mut Errors, a: &k8s::Affinity) {
 
 fn tolerations(errs: &mut Errors, ts: &[k8s::Toleration]) {
     for (i, t) in ts.iter().enumerate() {
-        let f = format!("spec.tolerations[{i}]");
+        let f = || format!("spec.tolerations[{i}]");
         let key = t.key.as_deref().unwrap_or("");
         if !key.is_empty()
             && let Err(e) = validate_label_key(key)
         {
-            errs.push(&format!("{f}.key"), e);
+            errs.push(&format!("{}.key", f()), e);
         }
         match t.operator.as_deref().unwrap_or("") {
             "" | "Equal" => {
                 if key.is_empty() {
-                    errs.push(&format!("{f}.operator"), "Invalid value: operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
+                    errs.push(&format!("{}.operator", f()), "Invalid value: operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
                 }
                 if let Err(e) = validate_label_value(t.value.as_deref().unwrap_or("")) {
-                    errs.push(&format!("{f}.value"), e);
+                    errs.push(&format!("{}.value", f()), e);
                 }
             }
             "Exists" => {
                 if !t.value.as_deref().unwrap_or("").is_empty() {
                     errs.push(
-                        &format!("{f}.operator"),
+                        &format!("{}.operator", f()),
                         "Invalid value: value must be empty when `operator` is 'Exists'",
                     );
                 }
             }
             other => errs.push(
-                &format!("{f}.operator"),
+                &format!("{}.operator", f()),
                 not_supported(other, &["Equal", "Exists"]),
             ),
         }
         let effect = t.effect.as_deref().unwrap_or("");
         if !effect.is_empty() {
-            errs.one_of(&format!("{f}.effect"), effect, EFFECTS);
+            errs.one_of(
+                format_args!("spec.tolerations[{i}].effect"),
+                effect,
+                EFFECTS,
+            );
         }
         if t.toleration_seconds.is_some() && effect != "NoExecute" {
-            errs.push(&format!("{f}.effect"), format!("Invalid value: {effect:?}: effect must be 'NoExecute' when `tolerationSeconds` is set"));
+            errs.push(&format!("{}.effect", f()), format!("Invalid value: {effect:?}: effect must be 'NoExecute' when `tolerationSeconds` is set"));
         }
     }
 }
@@ -426,7 +444,7 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
             );
         }
         errs.one_of(
-            &format!("{f}.whenUnsatisfiable"),
+            format_args!("{f}.whenUnsatisfiable"),
             &c.when_unsatisfiable,
             &["DoNotSchedule", "ScheduleAnyway"],
         );
@@ -454,7 +472,7 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
             ("nodeTaintsPolicy", &c.node_taints_policy),
         ] {
             if let Some(p) = policy {
-                errs.one_of(&format!("{f}.{name}"), p, &["Honor", "Ignore"]);
+                errs.one_of(format_args!("{f}.{name}"), p, &["Honor", "Ignore"]);
             }
         }
         label_selector(
@@ -528,7 +546,7 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
         if list == "spec.initContainers"
             && let Some(rp) = c.restart_policy.as_deref()
         {
-            errs.one_of(&format!("{f}.restartPolicy"), rp, &["Always"]);
+            errs.one_of(format_args!("{f}.restartPolicy"), rp, &["Always"]);
         }
     }
     if let Some(rp) = spec.restart_policy.as_deref() {
@@ -537,7 +555,11 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
     if let Some(r) = &spec.resources {
         pod_level_resources(&mut errs, spec, r);
     }
-    quantities(&mut errs, "spec.overhead", spec.overhead.as_ref());
+    quantities(
+        &mut errs,
+        &|| "spec.overhead".into(),
+        spec.overhead.as_ref(),
+    );
     if let Some(node) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
         subdomain(&mut errs, "spec.nodeName", node);
         if spec

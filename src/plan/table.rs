@@ -16,7 +16,7 @@ fn table(header: &[&str]) -> Table {
             .enumerate()
             .map(|(i, h)| match (i, *h) {
                 (0, _) => Column::new(h, Fit::Keep),
-                (_, "BEFORE" | "AFTER" | "IN" | "OUT" | "CPU" | "MEMORY" | "PRIORITY") => {
+                (_, "BEFORE" | "AFTER" | "PODS" | "IN" | "OUT" | "CPU" | "MEM" | "PRIORITY") => {
                     Column::new(h, Fit::Keep).right()
                 }
                 _ => Column::new(h, Fit::Wrap { min: 12 }),
@@ -75,8 +75,14 @@ fn some_names(names: &[&str], shown: usize) -> String {
     }
 }
 
-/// Where it goes, or why not; and, when other orders end elsewhere, where and why.
-fn outcome(p: &PodReport, style: Style) -> String {
+/// The longest reason an order-dependent outcome gives in the default view.
+const SHORT_REASON: usize = 80;
+
+/// Where it goes, or why not; and, when other orders end elsewhere, where and why: in the
+/// default view the first reason and the first tied node only, as a drain of a large cluster
+/// lists many pods whose reasons name many more (`-o wide` has them all).
+fn outcome(p: &PodReport, style: Style, wide: bool) -> String {
+    let shown = if wide { 3 } else { 1 };
     let message = p.message.as_deref().unwrap_or("");
     let mut out = match p.outcome {
         OutcomeKind::Scheduled => {
@@ -92,7 +98,7 @@ fn outcome(p: &PodReport, style: Style) -> String {
                 .filter(|n| *n != node)
                 .collect();
             if !others.is_empty() {
-                detail.push(format!("tied with {}", some_names(&others, 3)));
+                detail.push(format!("tied with {}", some_names(&others, shown)));
             }
             let mut out = format!(
                 "{} ({})",
@@ -131,18 +137,31 @@ fn outcome(p: &PodReport, style: Style) -> String {
         elsewhere.dedup();
         let mut alternatives = Vec::new();
         if !elsewhere.is_empty() {
-            alternatives.push(format!("end on {}", some_names(&elsewhere, 4)));
+            alternatives.push(format!("end on {}", some_names(&elsewhere, shown + 1)));
         }
         if p.possible_nodes.contains(&None) && p.outcome != OutcomeKind::Pending {
             alternatives.push("stay pending".to_string());
         }
-        let mut line = style.warn("order-dependent:");
+        let mut clauses = Vec::new();
         if !alternatives.is_empty() {
-            let _ = write!(line, " may also {}", alternatives.join(" or "));
+            clauses.push(format!("may also {}", alternatives.join(" or ")));
         }
-        if !p.why.is_empty() {
-            let _ = write!(line, "; {}", p.why.join("; "));
+        if wide {
+            clauses.extend(p.why.iter().cloned());
+        } else if let Some(first) = p.why.first() {
+            // On a large cluster one reason names pods and nodes of 40 characters each: the
+            // default view keeps a reason a couple of lines long and points to the rest.
+            let more = p.why.len() - 1;
+            if visible_width(first) <= SHORT_REASON {
+                clauses.push(first.clone());
+                if more > 0 {
+                    clauses.push(format!("{more} more reason(s): -o wide"));
+                }
+            } else {
+                clauses.push(format!("{} reason(s): -o wide", more + 1));
+            }
         }
+        let line = format!("{} {}", style.warn("order-dependent:"), clauses.join("; "));
         let _ = write!(out, "\n{line}");
     } else if let Some(waited) = p.why.iter().find(|w| w.starts_with("waited for")) {
         let _ = write!(out, "\n{waited}");
@@ -318,13 +337,23 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
             || !p.preempts.is_empty()
     });
     if !listed.is_empty() {
+        // Pods that all come from the one node drained: its heading above says where from.
+        let one_source = listed.windows(2).all(|w| from(w[0]) == from(w[1]))
+            && listed.iter().all(|p| p.origin == OriginKind::Drained);
+        let with_from = opts.wide || !one_source;
         let mut head = vec!["POD", "FROM", "OUTCOME"];
+        if !with_from {
+            head.remove(1);
+        }
         if opts.wide {
             head.insert(1, "PRIORITY");
         }
         let mut t = table(&head);
         for p in listed {
-            let mut row = vec![p.pod.clone(), from(p), outcome(p, style)];
+            let mut row = vec![p.pod.clone(), outcome(p, style, opts.wide)];
+            if with_from {
+                row.insert(1, from(p));
+            }
             if opts.wide {
                 row.insert(1, p.priority.to_string());
             }
@@ -345,9 +374,27 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
         out.push('\n');
     }
     if !r.per_node.is_empty() {
-        let mut t = table(&[
-            "NODE", "ZONE", "BEFORE", "AFTER", "IN", "OUT", "CPU", "MEMORY", "",
-        ]);
+        // Node names run to 40 characters and more: the default view shows the pods a node holds
+        // before and after in one column, and leaves zones (summed on their own line below) to
+        // -o wide, so that a row fits 80 columns.
+        let wide = opts.wide;
+        let with_zone = wide && r.per_node.iter().any(|n| n.zone.is_some());
+        let head: Vec<&str> = [
+            ("NODE", true),
+            ("ZONE", with_zone),
+            ("BEFORE", wide),
+            ("AFTER", wide),
+            ("PODS", !wide),
+            ("IN", true),
+            ("OUT", true),
+            ("CPU", true),
+            ("MEM", true),
+            ("", true),
+        ]
+        .into_iter()
+        .filter_map(|(h, shown)| shown.then_some(h))
+        .collect();
+        let mut t = table(&head);
         let count = |c: Option<usize>| c.map_or("-".to_string(), |c| c.to_string());
         let percent = |p: Option<i64>| p.map_or("-".to_string(), |p| format!("{p}%"));
         for n in &r.per_node {
@@ -357,17 +404,27 @@ pub fn render(r: &PlanReport, opts: TableOptions) -> String {
                 _ if n.unschedulable => "cordoned",
                 _ => "",
             };
-            t.row(vec![
-                n.node.clone(),
-                n.zone.clone().unwrap_or_default(),
-                count(n.pods_before),
-                count(n.pods_after),
+            let mut row = vec![n.node.clone()];
+            if with_zone {
+                row.push(n.zone.clone().unwrap_or_default());
+            }
+            if wide {
+                row.extend([count(n.pods_before), count(n.pods_after)]);
+            } else {
+                row.push(format!(
+                    "{} → {}",
+                    count(n.pods_before),
+                    count(n.pods_after)
+                ));
+            }
+            row.extend([
                 n.added.to_string(),
                 n.removed.to_string(),
                 percent(n.cpu_percent),
                 percent(n.memory_percent),
                 state.to_string(),
             ]);
+            t.row(row);
         }
         let _ = write!(out, "{}", t.render(opts));
     }

@@ -85,6 +85,26 @@ impl Candidate {
         (self.arguments(), format!("{:?}", self.pod))
     }
 
+    /// The change with the nodes it touches left out: the same taint removed, label set or node
+    /// shape added on any node, or pods deleted anywhere.
+    fn family(&self) -> (Kind, Vec<String>, String) {
+        let edits = self
+            .edits
+            .iter()
+            .map(|e| match e {
+                Edit::Uncordon(_) => "--uncordon".to_string(),
+                Edit::Untaint { key, effect, .. } => {
+                    format!("--untaint {key}:{}", effect.map_or("", |e| e.as_str()))
+                }
+                Edit::Label { key, value, .. } => format!("--label {key}={value:?}"),
+                Edit::CloneNode { .. } => "--clone-node".to_string(),
+                Edit::DeletePod { .. } => "--delete-pod".to_string(),
+                other => other.flag(),
+            })
+            .collect();
+        (self.kind, edits, format!("{:?}", self.pod))
+    }
+
     /// Both changes at once.
     fn and(&self, other: &Candidate) -> Candidate {
         Candidate {
@@ -216,26 +236,48 @@ pub fn suggest(p: &Problem, limit: usize) -> Suggestions {
     out
 }
 
+/// Verifies candidates in rank order, one family at a time: a candidate whose family already
+/// has a suggestion waits until every other family has had its turn, so that removing the same
+/// taint from twenty GPU nodes does not fill every slot ahead of a different kind of change.
 fn verify_in_order(
     v: &mut Verifier,
     candidates: &[Candidate],
     limit: usize,
     out: &mut Suggestions,
 ) {
+    let mut suggested = BTreeSet::new();
+    let mut deferred = Vec::new();
     for c in candidates {
-        if out.suggestions.len() >= limit || out.tried >= MAX_TRIED {
-            return;
+        let family = c.family();
+        if suggested.contains(&family) {
+            deferred.push(c);
+        } else if verify_one(v, c, limit, out) {
+            suggested.insert(family);
         }
-        if c.edits.iter().any(|e| node_only(e).is_none()) {
-            if v.plans >= MAX_PLANS {
-                continue;
-            }
-            v.plans += 1;
+    }
+    for c in deferred {
+        verify_one(v, c, limit, out);
+    }
+}
+
+/// Whether the candidate, verified within the budgets, became a suggestion.
+fn verify_one(v: &mut Verifier, c: &Candidate, limit: usize, out: &mut Suggestions) -> bool {
+    if out.suggestions.len() >= limit || out.tried >= MAX_TRIED {
+        return false;
+    }
+    if c.edits.iter().any(|e| node_only(e).is_none()) {
+        if v.plans >= MAX_PLANS {
+            return false;
         }
-        out.tried += 1;
-        if let Some(s) = v.verify(c) {
+        v.plans += 1;
+    }
+    out.tried += 1;
+    match v.verify(c) {
+        Some(s) => {
             out.suggestions.push(s);
+            true
         }
+        None => false,
     }
 }
 

@@ -140,3 +140,44 @@ fn the_limit_bounds_the_suggestions() {
     assert_eq!(s.suggestions.len(), 1);
     assert_eq!(s.suggestions[0].fits_on, ["a"]);
 }
+
+#[test]
+fn one_change_repeated_on_many_nodes_does_not_fill_every_slot() {
+    let s = suggestions(
+        vec![
+            tainted(node("gpu-a", "4", json!({})), "dedicated", "gpu"),
+            tainted(node("gpu-b", "4", json!({})), "dedicated", "gpu"),
+            tainted(node("gpu-c", "4", json!({})), "dedicated", "gpu"),
+            cordoned(node("d", "4", json!({}))),
+        ],
+        pod("ns/p", None, "2", 0, json!({})),
+        3,
+    );
+    let described: Vec<&str> = s
+        .suggestions
+        .iter()
+        .map(|s| s.description.as_str())
+        .collect();
+    assert_eq!(described.len(), 3, "{described:?}");
+    assert!(described[0].starts_with("remove taint dedicated=gpu:NoSchedule from gpu-a"));
+    assert_eq!(described[1], "uncordon d");
+    assert_eq!(described[2], "add 1 node like d");
+
+    // With room for every suggestion, the other nodes of the same change follow.
+    let all = suggestions(
+        vec![
+            tainted(node("gpu-a", "4", json!({})), "dedicated", "gpu"),
+            tainted(node("gpu-b", "4", json!({})), "dedicated", "gpu"),
+            cordoned(node("d", "4", json!({}))),
+        ],
+        pod("ns/p", None, "2", 0, json!({})),
+        10,
+    );
+    assert!(
+        all.suggestions
+            .iter()
+            .any(|s| s.description.ends_with("from gpu-b")),
+        "{:?}",
+        all.suggestions
+    );
+}
