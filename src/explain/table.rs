@@ -570,7 +570,8 @@ fn preemption(
             "{} would nominate {} and evict {}",
             style.bold("Preemption:"),
             style.bold(&p.nominated_node),
-            p.victims.join(", ")
+            // The nominated candidate's victims are listed in full beneath.
+            list_names(&p.victims)
         );
         let _ = writeln!(out, "{}", prose(&line, opts.width, 2));
         if p.tied_nodes.len() > 1 {
