@@ -114,9 +114,16 @@ pub fn build(
     }
 }
 
+/// The widest list of tied nodes the default view names.
+const TIED_SHOWN: usize = 24;
+
 pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
     let style = opts.style;
     let mut out = String::new();
+    // Node names as clouds write them run to 40 characters: every line below the table wraps.
+    let say = |out: &mut String, line: String| {
+        let _ = writeln!(out, "{}", crate::term::prose(&line, opts.width, 2));
+    };
     let what = r
         .workload
         .as_deref()
@@ -150,10 +157,17 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
             .filter(|t| *t != p.node)
             .collect();
         let unnamed = p.tied_count.saturating_sub(p.tied.len());
-        let tied = match unnamed {
+        let named = match unnamed {
             _ if p.tied_count <= 1 => String::new(),
             0 => others.join(", "),
             n => format!("{} and {n} more", others.join(", ")),
+        };
+        // Cloud node names would wrap over several lines of the column: the default view counts
+        // them instead (-o wide names them).
+        let tied = if opts.wide || named.chars().count() <= TIED_SHOWN {
+            named
+        } else {
+            format!("{} node(s)", p.tied_count - 1)
         };
         t.row(vec![
             p.pod.clone(),
@@ -166,10 +180,12 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         out.push_str(&t.render(opts));
     }
     if r.placements.iter().any(|p| p.score.is_none()) {
-        let _ = writeln!(
-            out,
-            "{} SCORE -: not scored, only one node was feasible (kube-scheduler skips scoring then)",
-            style.dim("Note:")
+        say(
+            &mut out,
+            format!(
+                "{} SCORE -: not scored, only one node was feasible (kube-scheduler skips scoring then)",
+                style.dim("Note:")
+            ),
         );
     }
     out.push('\n');
@@ -182,42 +198,49 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
     };
     match (r.requested, r.limit) {
         (Some(n), _) if r.placed == n => {
-            let _ = writeln!(out, "{} {}/{n}{placed_on}", style.good("Placed"), r.placed);
+            say(
+                &mut out,
+                format!("{} {}/{n}{placed_on}", style.good("Placed"), r.placed),
+            );
         }
         (Some(n), _) => {
-            let _ = writeln!(
-                out,
-                "{} {}/{n}{placed_on}",
-                style.bad("Placed only"),
-                r.placed
+            say(
+                &mut out,
+                format!("{} {}/{n}{placed_on}", style.bad("Placed only"), r.placed),
             );
         }
         (None, Some(limit)) => {
             let last = r.placements.last().map_or("", |p| p.node.as_str());
-            let _ = writeln!(
-                out,
-                "{} {} more replica(s) fit without evicting anything{placed_on}",
-                style.good("At least"),
-                r.placed
+            say(
+                &mut out,
+                format!(
+                    "{} {} more replica(s) fit without evicting anything{placed_on}",
+                    style.good("At least"),
+                    r.placed
+                ),
             );
-            let _ = writeln!(
-                out,
-                "{} after {limit} replicas, the --limit, while more still fit (the last went to {last}); raise --limit to count further",
-                style.warn("Stopped")
+            say(
+                &mut out,
+                format!(
+                    "{} after {limit} replicas, the --limit, while more still fit (the last went to {last}); raise --limit to count further",
+                    style.warn("Stopped")
+                ),
             );
         }
         (None, None) => {
-            let _ = writeln!(
-                out,
-                "{} {} more replica(s) fit without evicting anything{placed_on}",
-                style.good("At most"),
-                r.placed
+            say(
+                &mut out,
+                format!(
+                    "{} {} more replica(s) fit without evicting anything{placed_on}",
+                    style.good("At most"),
+                    r.placed
+                ),
             );
         }
     }
     if !r.per_zone.is_empty() {
         let zones: Vec<String> = r.per_zone.iter().map(|(z, c)| format!("{z} {c}")).collect();
-        let _ = writeln!(out, "By zone: {}", zones.join(", "));
+        say(&mut out, format!("By zone: {}", zones.join(", ")));
     }
     if let Some(msg) = &r.stopped {
         let next = r.placed + 1;
@@ -225,36 +248,44 @@ pub fn render(r: &PlacementReport, opts: TableOptions) -> String {
         // replica fits nowhere as the cluster stands, and preempting is what would come next.
         match &r.preemption {
             Some(p) => {
-                let _ = writeln!(
-                    out,
-                    "{} {msg}",
-                    style.bad(&format!(
-                        "Replica {next} fits on no node without evicting pods:"
-                    ))
+                say(
+                    &mut out,
+                    format!(
+                        "{} {msg}",
+                        style.bad(&format!(
+                            "Replica {next} fits on no node without evicting pods:"
+                        ))
+                    ),
                 );
-                let _ = writeln!(
-                    out,
-                    "{} DefaultPreemption would evict {} pod(s) on {} and nominate that node for replica {next}",
-                    style.warn("Next:"),
-                    p.victims,
-                    p.node
+                say(
+                    &mut out,
+                    format!(
+                        "{} DefaultPreemption would evict {} pod(s) on {} and nominate that node for replica {next}",
+                        style.warn("Next:"),
+                        p.victims,
+                        p.node
+                    ),
                 );
             }
             None => {
-                let _ = writeln!(
-                    out,
-                    "{} {msg}",
-                    style.bad(&format!("Replica {next} fits nowhere:"))
+                say(
+                    &mut out,
+                    format!(
+                        "{} {msg}",
+                        style.bad(&format!("Replica {next} fits nowhere:"))
+                    ),
                 );
             }
         }
     }
     if r.ties > 0 {
-        let _ = writeln!(
-            out,
-            "{} {} placement(s) had tied nodes; kube-scheduler picks among them at random, this tool takes the first by name",
-            style.dim("Note:"),
-            r.ties
+        say(
+            &mut out,
+            format!(
+                "{} {} placement(s) had tied nodes; kube-scheduler picks among them at random, this tool takes the first by name",
+                style.dim("Note:"),
+                r.ties
+            ),
         );
     }
     out
