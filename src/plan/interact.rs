@@ -342,20 +342,10 @@ impl Capacity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::cluster::convert_pod;
     use crate::model::intern::Interner;
     use crate::model::parse::Parse;
-    use crate::testing::{cluster, node, pod};
-    use serde_json::{Value, json};
-
-    fn model(v: Value) -> Pod {
-        convert_pod(
-            serde_json::from_value(v).unwrap(),
-            &Parse::new(&Interner::new()),
-        )
-        .unwrap()
-        .into_pod()
-    }
+    use crate::testing::{cluster, node, parsed_pod, pod};
+    use serde_json::json;
 
     #[test]
     fn spread_affinity_and_claims_relate_pods() {
@@ -369,9 +359,9 @@ mod tests {
         let mut claim = pod("ns/c", None, "1", 0, json!({}));
         claim["spec"]["volumes"] =
             json!([{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]);
-        let (spread, anti, claim) = (model(spread), model(anti), model(claim));
-        let web = model(pod("ns/w", None, "1", 0, json!({"app": "web"})));
-        let other_ns = model(pod("other/w", None, "1", 0, json!({"app": "web"})));
+        let (spread, anti, claim) = (parsed_pod(spread), parsed_pod(anti), parsed_pod(claim));
+        let web = parsed_pod(pod("ns/w", None, "1", 0, json!({"app": "web"})));
+        let other_ns = parsed_pod(pod("other/w", None, "1", 0, json!({"app": "web"})));
         let mut r = Relations::default();
         let k = |p: &Pod| p.uid;
         let l = r.labelled(&c, (k(&spread), &spread), (k(&web), &web));
@@ -390,7 +380,7 @@ mod tests {
         let mut twin = pod("ns/c2", None, "1", 0, json!({}));
         twin["spec"]["volumes"] =
             json!([{"name": "x", "persistentVolumeClaim": {"claimName": "data"}}]);
-        let twin = model(twin);
+        let twin = parsed_pod(twin);
         assert!(
             r.labelled(&c, (k(&claim), &claim), (k(&twin), &twin))
                 .shared

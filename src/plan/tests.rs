@@ -7,13 +7,10 @@ use super::drain::Options;
 use super::edit::Edit;
 use super::report::{self, OutcomeKind};
 use super::*;
-use crate::model::cluster::convert_pod;
-use crate::model::intern::Interner;
 use crate::model::node::LABEL_ZONE;
-use crate::model::parse::Parse;
 use crate::plugins::registry::default_framework;
 use crate::release::Release;
-use crate::testing::{cluster, node, pod};
+use crate::testing::{cluster, node, parsed_pod, pod};
 use serde_json::{Value, json};
 
 const RELEASES: [&str; 4] = ["1.34", "1.35", "1.36", "1.37"];
@@ -48,15 +45,6 @@ fn pdb(name: &str, app: &str, allowed: i32, current: i32, desired: i32) -> Value
     json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "ns"},
            "spec": {"selector": {"matchLabels": {"app": app}}},
            "status": {"disruptionsAllowed": allowed, "currentHealthy": current, "desiredHealthy": desired, "expectedPods": current}})
-}
-
-fn model(v: Value) -> Pod {
-    convert_pod(
-        serde_json::from_value(v).unwrap(),
-        &Parse::new(&Interner::new()),
-    )
-    .unwrap()
-    .into_pod()
 }
 
 struct Ask {
@@ -915,7 +903,7 @@ fn daemon_set(extra: Value, priority: i32) -> DaemonSet {
     for (k, v) in extra.as_object().unwrap() {
         p["spec"][k] = v.clone();
     }
-    let mut template = model(p);
+    let mut template = parsed_pod(p);
     daemonset::add_controller_tolerations(&mut template);
     DaemonSet {
         namespace: Str::new("ns"),
@@ -1047,7 +1035,7 @@ fn workload_replicas_and_several_documents_are_placed_in_queue_order() {
     let mut template = pod("ns/api", None, "1", 0, json!({"app": "api"}));
     template["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "api"}}}]}});
-    let template = model(owned(template, "ReplicaSet", "api"));
+    let template = parsed_pod(owned(template, "ReplicaSet", "api"));
     let items = vec![
         node("a", "2", json!({})),
         node("b", "2", json!({})),
@@ -1059,7 +1047,7 @@ fn workload_replicas_and_several_documents_are_placed_in_queue_order() {
             workloads: vec![
                 Workload::Replicas { template, count: 4 },
                 Workload::Replicas {
-                    template: model(pod("ns/solo", None, "2", 0, json!({}))),
+                    template: parsed_pod(pod("ns/solo", None, "2", 0, json!({}))),
                     count: 1,
                 },
             ],
