@@ -167,7 +167,7 @@ pub(crate) fn resource_list(
     field: impl fmt::Display,
     strings: &Interner,
 ) -> Result<ResourceList, ObjectError> {
-    let mut list = ResourceList::new();
+    let mut list = ResourceList::with_capacity(map.map_or(0, BTreeMap::len));
     for (name, q) in map.into_iter().flatten() {
         let parsed = Quantity::parse(&q.0).map_err(|e| {
             ObjectError::new(
@@ -287,7 +287,12 @@ impl Pod {
         let init_containers = spec.init_containers.as_deref().unwrap_or(&[]);
         let is_sidecar = |c: &k8s::Container| c.restart_policy.as_deref() == Some("Always");
 
-        let mut resources = PodResources::default();
+        // Sized exactly: kept for the whole run, 150,000 times at 5,000 nodes.
+        let mut resources = PodResources {
+            containers: Vec::with_capacity(spec.containers.len()),
+            init_containers: Vec::with_capacity(init_containers.len()),
+            ..PodResources::default()
+        };
         for (i, c) in spec.containers.iter().enumerate() {
             resources
                 .containers

@@ -24,6 +24,12 @@ impl ResourceList {
         ResourceList(Vec::new())
     }
 
+    /// Room for `n` names: a pod's lists are built once and kept, so they are sized exactly
+    /// rather than grown (a grown list holds room for four).
+    pub fn with_capacity(n: usize) -> ResourceList {
+        ResourceList(Vec::with_capacity(n))
+    }
+
     pub fn get(&self, name: &str) -> Option<Quantity> {
         self.0
             .iter()

@@ -5,6 +5,7 @@ use super::decode::Decoder;
 use super::input;
 pub use super::input::Limits;
 pub use super::load_error::LoadError;
+use super::split::ListSplitter;
 use super::{Object, Reading};
 use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod, convert_pod};
 use crate::model::error::ObjectError;
@@ -33,6 +34,9 @@ pub fn load_with(path: &str, limits: Limits, options: LoadOptions) -> Result<Clu
             options,
         );
     }
+    if let Some(streamed) = load_streamed(path, limits, options) {
+        return streamed;
+    }
     // Read lazily: one file's bytes in memory at a time.
     let files = input::files_under(Path::new(path))?
         .into_iter()
@@ -50,6 +54,111 @@ pub fn load_bytes(name: &str, bytes: Vec<u8>) -> Result<Cluster, LoadError> {
         [Ok((name.to_string(), bytes))],
         LoadOptions::default(),
     )
+}
+
+/// A file holding one JSON List (what `kubectl get -o json` and `snapshot` write), gzip-compressed
+/// or not, read as it streams: its items are cut out by the scanner live reads use and typed batch
+/// by batch while the file is read, so memory holds a batch of the text, never all of it. `None`
+/// for anything else (YAML, a directory, stdin, several documents, a List nested in the List) and
+/// on any error, however late: the general path then reads the input whole and answers exactly as
+/// it always did, errors and their line and column included.
+fn load_streamed(
+    path: &str,
+    limits: Limits,
+    options: LoadOptions,
+) -> Option<Result<Cluster, LoadError>> {
+    load_stream(path, &mut input::stream_file(path)?, limits, options)
+}
+
+/// What `load_streamed` reads, from `reader`.
+fn load_stream(
+    path: &str,
+    reader: &mut dyn std::io::Read,
+    limits: Limits,
+    options: LoadOptions,
+) -> Option<Result<Cluster, LoadError>> {
+    let mut builder = ClusterBuilder::new(options);
+    let mut tally = Tally::default();
+    stream_list(&mut builder, &mut tally, path, reader, limits).ok()?;
+    tally.warn(&mut builder);
+    Some(builder.finish().map_err(|errors| LoadError::Invalid {
+        path: path.to_string(),
+        errors,
+    }))
+}
+
+/// Bytes read from a streamed file at a time.
+const STREAM_CHUNK: usize = 1 << 20;
+
+/// The items of the JSON List `reader` holds, added to `builder` as they are read. An error only
+/// says the input must be read whole: it is never shown.
+fn stream_list(
+    builder: &mut ClusterBuilder,
+    tally: &mut Tally,
+    path: &str,
+    reader: &mut dyn std::io::Read,
+    limits: Limits,
+) -> Result<(), LoadError> {
+    let read_whole = || LoadError::Content {
+        path: path.to_string(),
+        message: "not a single JSON List: read whole".into(),
+    };
+    let mut batches = Batches::new(builder, tally, |i, item: &Vec<u8>| {
+        let text = std::str::from_utf8(item).map_err(|_| read_whole())?;
+        // A List among the items is flattened by the general path.
+        match top_level_string(text, "kind") {
+            Some(kind) if text.starts_with('{') && !is_list(kind) => json_item(path, i, text),
+            _ => Err(read_whole()),
+        }
+    });
+    let mut splitter = ListSplitter::default();
+    let mut chunk = vec![0u8; STREAM_CHUNK];
+    let mut items = Vec::new();
+    let mut total = 0u64;
+    let mut started = false;
+    loop {
+        let n = input::read_chunk(reader, &mut chunk).map_err(|_| read_whole())?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        let bytes = &chunk[..n];
+        if !started {
+            // Only an object can be a List; the splitter would hold anything else whole.
+            match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'{') => started = true,
+                Some(_) => return Err(read_whole()),
+                None => {}
+            }
+        }
+        if total > limits.max_input {
+            return Err(read_whole());
+        }
+        splitter.feed(bytes, &mut items).map_err(|_| read_whole())?;
+        for item in items.drain(..) {
+            batches.push(item)?;
+        }
+    }
+    batches.flush()?;
+    let shell = splitter.finish().map_err(|_| read_whole())?;
+    let shell = std::str::from_utf8(&shell).map_err(|_| read_whole())?;
+    let mut documents = serde_json::Deserializer::from_str(shell).into_iter::<&RawValue>();
+    let (Some(Ok(list)), None) = (documents.next(), documents.next()) else {
+        return Err(read_whole());
+    };
+    let peek: Peek = serde_json::from_str(list.get()).map_err(|_| read_whole())?;
+    let kind = peek
+        .kind
+        .and_then(|k| serde_json::from_str::<Cow<str>>(k.get()).ok())
+        .unwrap_or_default();
+    let items_written = peek
+        .items
+        .is_some_and(|items| items.get().trim_start().starts_with('['));
+    if is_list(&kind) && items_written {
+        Ok(())
+    } else {
+        Err(read_whole())
+    }
 }
 
 fn build(
@@ -1053,7 +1162,9 @@ fn read_json_into(
     path: &str,
     bytes: &[u8],
 ) -> Result<(), LoadError> {
-    let mut batches = Batches::new(builder, tally, |i, raw: &&RawValue| json_item(path, i, raw));
+    let mut batches = Batches::new(builder, tally, |i, raw: &&RawValue| {
+        json_item(path, i, raw.get())
+    });
     for doc in serde_json::Deserializer::from_slice(bytes).into_iter::<&RawValue>() {
         let doc = doc.map_err(|e| json_syntax(path, &e))?;
         collect_raw(path, doc, &mut |raw| batches.push(raw), 0)?;
@@ -1062,8 +1173,7 @@ fn read_json_into(
 }
 
 /// The items of one JSON object, the `index`-th of its input.
-fn json_item(path: &str, index: usize, raw: &RawValue) -> Result<Vec<Item>, LoadError> {
-    let text = raw.get();
+fn json_item(path: &str, index: usize, text: &str) -> Result<Vec<Item>, LoadError> {
     // kubectl writes apiVersion and kind first: finding them by a scan avoids a
     // second full parse of every object; anything unusual takes the general path.
     let Some((kind, api_version)) =
@@ -1457,6 +1567,185 @@ mod tests {
                     (fast, full) => prop_assert!(false, "{text}\nfast: {:?}\nfull: {:?}", fast.map(|c| fingerprint(&c)), full.map(|c| fingerprint(&c))),
                 }
             }
+        }
+    }
+
+    mod streamed_and_whole {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A reader handing out its text a few bytes at a time, so items, strings and escapes
+        /// are cut across reads.
+        struct Trickle<'a> {
+            text: &'a [u8],
+            piece: usize,
+        }
+
+        impl std::io::Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.piece.min(buf.len()).min(self.text.len());
+                buf[..n].copy_from_slice(&self.text[..n]);
+                self.text = &self.text[n..];
+                Ok(n)
+            }
+        }
+
+        /// Names with what a byte scanner may misread: quotes, escapes, brackets, commas,
+        /// the key it looks for, multi-byte characters.
+        fn name() -> impl Strategy<Value = String> {
+            prop::sample::select(vec![
+                "web",
+                "a\"b",
+                "x\\",
+                "}",
+                "]",
+                ",",
+                "items",
+                "\"items\":[",
+                "é-ü",
+                "kind",
+            ])
+            .prop_map(str::to_string)
+        }
+
+        /// An item: (kind, name, label value, shape): shape 0 is a plain object, 1 has no
+        /// kind, 2 is a List holding the object, 3 a quantity that does not parse.
+        type Item = (u8, String, String, u8);
+
+        fn item() -> impl Strategy<Value = Item> {
+            (
+                0u8..3,
+                name(),
+                name(),
+                prop_oneof![6 => Just(0u8), 1 => 1u8..4],
+            )
+        }
+
+        fn object((kind, name, label, shape): &Item, i: usize) -> serde_json::Value {
+            let name = format!("o{i}-{}", name.len());
+            let mut o = match kind {
+                0 => serde_json::json!({"apiVersion": "v1", "kind": "Node",
+                    "metadata": {"name": name, "labels": {"l": label}},
+                    "status": {"allocatable": {"cpu": if *shape == 3 { "x" } else { "4" }, "pods": "110"}}}),
+                1 => serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": name, "annotations": {"a": label}}}),
+                _ => serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": name, "namespace": "default", "labels": {"l": label}},
+                    "spec": {"containers": [{"name": "c", "image": label,
+                        "resources": {"requests": {"cpu": if *shape == 3 { "x" } else { "1" }}}}]}}),
+            };
+            match shape {
+                1 => {
+                    o.as_object_mut().unwrap().remove("kind");
+                    o
+                }
+                2 => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [o]}),
+                _ => o,
+            }
+        }
+
+        /// A List as text: its kind, where its items are written, what follows it, and a cut.
+        #[derive(Debug, Clone)]
+        struct Shape {
+            kind: &'static str,
+            items_first: bool,
+            pretty: bool,
+            after: &'static str,
+            cut: Option<usize>,
+        }
+
+        fn shape() -> impl Strategy<Value = Shape> {
+            (
+                prop_oneof![6 => Just("List"), 1 => Just("PodList"), 1 => Just("Secret"), 1 => Just("L\\u0069st")],
+                any::<bool>(),
+                any::<bool>(),
+                prop_oneof![6 => Just(""), 1 => Just(" \n"), 1 => Just("{}"), 1 => Just("x")],
+                prop_oneof![6 => Just(None), 1 => (0usize..400).prop_map(Some)],
+            )
+                .prop_map(|(kind, items_first, pretty, after, cut)| Shape { kind, items_first, pretty, after, cut })
+        }
+
+        fn render(items: &[Item], shape: &Shape) -> String {
+            let items: Vec<serde_json::Value> = items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| object(it, i))
+                .collect();
+            let items = if shape.pretty {
+                serde_json::to_string_pretty(&items).unwrap()
+            } else {
+                serde_json::to_string(&items).unwrap()
+            };
+            let kind = format!("\"kind\": \"{}\"", shape.kind);
+            let fields = if shape.items_first {
+                format!("\"apiVersion\": \"v1\", \"items\": {items}, {kind}, \"metadata\": {{}}")
+            } else {
+                format!("{kind}, \"apiVersion\": \"v1\", \"items\": {items}")
+            };
+            let mut text = format!("{{{fields}}}{}", shape.after);
+            if let Some(cut) = shape.cut {
+                let mut at = cut.min(text.len());
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                text.truncate(at);
+            }
+            text
+        }
+
+        fn answer(r: Result<Cluster, LoadError>) -> Result<String, String> {
+            r.map(|c| fingerprint(&c)).map_err(|e| e.to_string())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+            /// Read as it streams, a List gives the cluster (or the refusal) read whole gives;
+            /// and a plain List of plain objects is read as it streams.
+            #[test]
+            fn agree(items in prop::collection::vec(item(), 0..6), shape in shape(), piece in 1usize..64) {
+                let text = render(&items, &shape);
+                let whole = answer(load_bytes("t.json", text.clone().into_bytes()));
+                let mut reader = Trickle { text: text.as_bytes(), piece };
+                let streamed = load_stream("t.json", &mut reader, Limits::default(), LoadOptions::default());
+                let plain = shape.cut.is_none()
+                    && ["List", "PodList"].contains(&shape.kind)
+                    && shape.after.trim().is_empty()
+                    && items.iter().all(|(_, _, _, s)| *s == 0 || *s == 3);
+                match streamed {
+                    Some(streamed) => prop_assert_eq!(answer(streamed), whole, "{}", text),
+                    None => prop_assert!(!plain, "a plain List was not streamed: {}", text),
+                }
+            }
+        }
+
+        #[test]
+        fn a_list_past_the_limit_is_read_whole() {
+            let text = render(
+                &[(0, "web".into(), "a".into(), 0)],
+                &Shape {
+                    kind: "List",
+                    items_first: true,
+                    pretty: false,
+                    after: "",
+                    cut: None,
+                },
+            );
+            let mut reader = Trickle {
+                text: text.as_bytes(),
+                piece: 7,
+            };
+            let limits = Limits {
+                max_input: text.len() as u64 - 1,
+            };
+            assert!(load_stream("t.json", &mut reader, limits, LoadOptions::default()).is_none());
+            let mut reader = Trickle {
+                text: text.as_bytes(),
+                piece: 7,
+            };
+            let limits = Limits {
+                max_input: text.len() as u64,
+            };
+            assert!(load_stream("t.json", &mut reader, limits, LoadOptions::default()).is_some());
         }
     }
 

@@ -136,7 +136,10 @@ impl<'a> Input<'a> {
 }
 
 /// Reads chunk by chunk, retrying an interrupted read; `Ok(0)` at the end.
-fn read_chunk(reader: &mut impl Read, chunk: &mut [u8]) -> std::io::Result<usize> {
+pub(super) fn read_chunk(
+    reader: &mut (impl Read + ?Sized),
+    chunk: &mut [u8],
+) -> std::io::Result<usize> {
     loop {
         match reader.read(chunk) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -160,6 +163,24 @@ pub fn read_stdin(limits: Limits) -> Result<Vec<u8>, LoadError> {
 /// In-memory content (`name` labels it in messages), decompressed when it is gzip data.
 pub fn read_bytes(name: &str, bytes: Vec<u8>, limits: Limits) -> Result<Vec<u8>, LoadError> {
     Input::new(name, limits).decompressed(bytes)
+}
+
+/// A regular file as a stream of its bytes, decompressed when it is gzip data, for a reader that
+/// keeps only what it needs of them; `None` for anything else (a pipe, a device, a file that
+/// cannot be opened), which is read whole.
+pub(super) fn stream_file(path: &str) -> Option<Box<dyn Read>> {
+    let mut file = File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut head = [0u8; 2];
+    let n = (&mut file).take(2).read(&mut head).ok()?;
+    file.rewind().ok()?;
+    Some(if is_gzip(&head[..n]) {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    })
 }
 
 /// A file, whole and decompressed.

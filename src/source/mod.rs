@@ -9,6 +9,7 @@ pub mod file;
 pub mod input;
 pub mod live;
 pub mod load_error;
+mod split;
 pub mod write;
 
 // Sources produce the model's `Dump` of API objects.

@@ -3,7 +3,7 @@
 use super::config::Target;
 use super::error::{Fail, LiveError, describe};
 use super::progress::{self, Indicator, Progress};
-use super::split::ListSplitter;
+use crate::source::split::ListSplitter;
 use crate::source::{Dump, SnapshotMeta, events};
 use http_body_util::BodyExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};

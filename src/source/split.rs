@@ -1,8 +1,8 @@
-//! Cutting a list response into its items while it streams in: a byte scanner that follows JSON
-//! strings, escapes and nesting across chunk boundaries, so the items of a 90,000-pod list are
-//! typed batch by batch as they arrive and the body is never held whole. The scanner only finds
-//! where each item starts and ends; serde_json reads (and validates) each item and what is left of
-//! the list (its `kind`, `metadata`, and `items` emptied).
+//! Cutting a JSON List into its items while it streams in (a live list response, or a snapshot
+//! file): a byte scanner that follows JSON strings, escapes and nesting across chunk boundaries, so
+//! the items of a 150,000-pod list are typed batch by batch as they arrive and the text is never
+//! held whole. The scanner only finds where each item starts and ends; serde_json reads (and
+//! validates) each item and what is left of the list (its `kind`, `metadata`, and `items` emptied).
 
 use memchr::memchr2;
 
