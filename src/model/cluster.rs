@@ -167,9 +167,10 @@ struct PendingAdmission {
 
 /// A pod parsed from its API object, with what Priority admission still has to decide.
 pub struct ConvertedPod {
-    /// Shared from the start: the cluster holds pods behind `Arc`, and a pod moved into one
-    /// later would be copied (150,000 pods of a large dump held twice at the end of a load).
-    pod: Arc<Pod>,
+    /// Put behind its `Arc` by the builder, on the thread that keeps it: pods converted on
+    /// worker threads would otherwise sit among the typed objects freed there, in pages that
+    /// stay half used for the rest of the run.
+    pod: Pod,
     needs_admission: Option<(Option<Str>, bool)>,
     /// What the API server would have refused in it.
     invalid: Option<field::Errors>,
@@ -178,7 +179,7 @@ pub struct ConvertedPod {
 impl ConvertedPod {
     /// The pod, for callers that set its priority themselves.
     pub fn into_pod(self) -> Pod {
-        Arc::unwrap_or_clone(self.pod)
+        self.pod
     }
 }
 
@@ -199,7 +200,7 @@ pub fn convert_pod(mut p: k8s::Pod, parse: &Parse) -> Result<ConvertedPod, Objec
     };
     Ok(ConvertedPod {
         invalid: validate::pod(&p).err(),
-        pod: Arc::new(Pod::from_k8s(&p, parse)?),
+        pod: Pod::from_k8s(&p, parse)?,
         needs_admission,
     })
 }
@@ -349,7 +350,7 @@ impl ClusterBuilder {
                         policy_set,
                     });
                 }
-                self.pods.push(c.pod);
+                self.pods.push(Arc::new(c.pod));
             }
             Err(e) => self.errors.push(e),
         }

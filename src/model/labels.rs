@@ -251,7 +251,11 @@ impl Selector {
         let Some(sel) = selector else {
             return Ok(Selector::Nothing);
         };
-        let mut reqs = Vec::new();
+        // Sized exactly: selectors of services, budgets and pods' terms are kept for the run.
+        let mut reqs = Vec::with_capacity(
+            sel.match_labels.as_ref().map_or(0, BTreeMap::len)
+                + sel.match_expressions.as_ref().map_or(0, Vec::len),
+        );
         if let Some(ml) = &sel.match_labels {
             for (k, v) in ml {
                 reqs.push(Requirement::new(

@@ -2,7 +2,7 @@
 //! affinity, priority. Plugins read these fields and never the API object's generic form, except
 //! for the few rarely-hot parts kept as API types (volumes, topology spread constraints).
 
-use super::affinity::PodAffinity;
+use super::affinity::{HeldAffinity, PodAffinity};
 use super::api_object::{self, ApiObject};
 use super::declared_features::FeatureSet;
 use super::error::ObjectError;
@@ -133,7 +133,7 @@ pub struct Pod {
     pub required_node_affinity_terms: Option<Vec<k8s::NodeSelectorTerm>>,
     /// `Err` when the preferred terms do not parse (upstream fails PreScore with the error).
     pub preferred_node_affinity: Result<Option<PreferredSchedulingTerms>, String>,
-    pub affinity: PodAffinity,
+    pub affinity: HeldAffinity,
     pub topology_spread_constraints: Vec<k8s::TopologySpreadConstraint>,
     pub volumes: Vec<k8s::Volume>,
     /// The claims of its `persistentVolumeClaim` volumes, in volume order.
@@ -430,10 +430,12 @@ impl Pod {
                 .as_ref()
                 .map(|l| Labels::from_map(l, strings))
                 .unwrap_or_default(),
+            // From slices, not flattened options: collected at their exact length, not grown.
             owner_refs: meta
                 .owner_references
+                .as_deref()
+                .unwrap_or_default()
                 .iter()
-                .flatten()
                 .map(|o| OwnerRef {
                     api_version: strings.intern(&o.api_version),
                     kind: strings.intern(&o.kind),
@@ -493,8 +495,9 @@ impl Pod {
             required_features: FeatureSet::required_by(spec),
             tolerations: spec
                 .tolerations
+                .as_deref()
+                .unwrap_or_default()
                 .iter()
-                .flatten()
                 .map(|t| Toleration::from_k8s(t, strings))
                 .collect(),
             node_selector,
@@ -506,7 +509,11 @@ impl Pod {
                 })
                 .map(|r| r.node_selector_terms.clone()),
             preferred_node_affinity,
-            affinity: PodAffinity::parse(namespace, spec.affinity.as_ref(), strings),
+            affinity: HeldAffinity::new(PodAffinity::parse(
+                namespace,
+                spec.affinity.as_ref(),
+                strings,
+            )),
             topology_spread_constraints: spec
                 .topology_spread_constraints
                 .clone()
@@ -521,14 +528,16 @@ impl Pod {
                 .collect(),
             scheduling_gates: spec
                 .scheduling_gates
+                .as_deref()
+                .unwrap_or_default()
                 .iter()
-                .flatten()
                 .map(|g| strings.intern(&g.name))
                 .collect(),
             resource_claims: spec
                 .resource_claims
+                .as_deref()
+                .unwrap_or_default()
                 .iter()
-                .flatten()
                 .map(|c| PodResourceClaim {
                     name: strings.intern(&c.name),
                     source: match (&c.resource_claim_name, &c.resource_claim_template_name) {

@@ -67,7 +67,12 @@ fn load_streamed(
     limits: Limits,
     options: LoadOptions,
 ) -> Option<Result<Cluster, LoadError>> {
-    load_stream(path, &mut input::stream_file(path)?, limits, options)
+    load_stream(
+        path,
+        &mut input::stream_file(path, limits)?,
+        limits,
+        options,
+    )
 }
 
 /// What `load_streamed` reads, from `reader`.
@@ -90,8 +95,72 @@ fn load_stream(
 /// Bytes read from a streamed file at a time.
 const STREAM_CHUNK: usize = 1 << 20;
 
-/// The items of the JSON List `reader` holds, added to `builder` as they are read. An error only
-/// says the input must be read whole: it is never shown.
+/// The most a streamed file's item (or the List around its items, or a line) may hold: far more
+/// than any object the API server stores (etcd's limit is 1.5 MiB), so an input that holds more
+/// is something else, read by the general path within its own bounds.
+const STREAM_HELD: usize = 16 << 20;
+
+/// Says that the input must be read whole; never shown: the general path then says what is
+/// wrong with it, if anything.
+fn read_whole(path: &str) -> LoadError {
+    LoadError::Content {
+        path: path.to_string(),
+        message: "not a List laid out as kubectl writes one: read whole".into(),
+    }
+}
+
+/// A streamed file a chunk at a time, within the limit on one input.
+struct Chunks<'r> {
+    reader: &'r mut dyn std::io::Read,
+    chunk: Vec<u8>,
+    len: usize,
+    total: u64,
+    limits: Limits,
+    /// The chunk read last is handed out again by the next `next`.
+    replay: bool,
+}
+
+impl<'r> Chunks<'r> {
+    fn new(reader: &'r mut dyn std::io::Read, limits: Limits) -> Self {
+        Chunks {
+            reader,
+            chunk: vec![0u8; STREAM_CHUNK],
+            len: 0,
+            total: 0,
+            limits,
+            replay: false,
+        }
+    }
+
+    fn fill(&mut self, path: &str) -> Result<(), LoadError> {
+        self.len = input::read_chunk(self.reader, &mut self.chunk).map_err(|_| read_whole(path))?;
+        self.total += self.len as u64;
+        if self.total > self.limits.max_input {
+            return Err(read_whole(path));
+        }
+        Ok(())
+    }
+
+    /// The first byte with content, left to be read: it says JSON or YAML, as `read_into` has it.
+    fn first_byte(&mut self, path: &str) -> Result<u8, LoadError> {
+        self.fill(path)?;
+        self.replay = true;
+        let first = self.chunk[..self.len]
+            .iter()
+            .find(|b| !b.is_ascii_whitespace());
+        first.copied().ok_or_else(|| read_whole(path))
+    }
+
+    /// The next piece of the input; empty at its end.
+    fn next(&mut self, path: &str) -> Result<&[u8], LoadError> {
+        if !std::mem::take(&mut self.replay) {
+            self.fill(path)?;
+        }
+        Ok(&self.chunk[..self.len])
+    }
+}
+
+/// The items of the List `reader` holds, JSON or YAML, added to `builder` as they are read.
 fn stream_list(
     builder: &mut ClusterBuilder,
     tally: &mut Tally,
@@ -99,54 +168,57 @@ fn stream_list(
     reader: &mut dyn std::io::Read,
     limits: Limits,
 ) -> Result<(), LoadError> {
-    let read_whole = || LoadError::Content {
-        path: path.to_string(),
-        message: "not a single JSON List: read whole".into(),
-    };
+    let mut chunks = Chunks::new(reader, limits);
+    match chunks.first_byte(path)? {
+        b'{' => stream_json_list(builder, tally, path, &mut chunks),
+        b'[' => Err(read_whole(path)),
+        _ => stream_yaml_list(builder, tally, path, &mut chunks),
+    }
+}
+
+/// A JSON List object, its items cut out by the scanner live reads use.
+fn stream_json_list(
+    builder: &mut ClusterBuilder,
+    tally: &mut Tally,
+    path: &str,
+    chunks: &mut Chunks,
+) -> Result<(), LoadError> {
     let mut batches = Batches::new(builder, tally, |i, item: &Vec<u8>| {
-        let text = std::str::from_utf8(item).map_err(|_| read_whole())?;
+        let text = std::str::from_utf8(item).map_err(|_| read_whole(path))?;
         // A List among the items is flattened by the general path.
         match top_level_string(text, "kind") {
             Some(kind) if text.starts_with('{') && !is_list(kind) => json_item(path, i, text),
-            _ => Err(read_whole()),
+            _ => Err(read_whole(path)),
         }
     });
     let mut splitter = ListSplitter::default();
-    let mut chunk = vec![0u8; STREAM_CHUNK];
     let mut items = Vec::new();
-    let mut total = 0u64;
-    let mut started = false;
     loop {
-        let n = input::read_chunk(reader, &mut chunk).map_err(|_| read_whole())?;
-        if n == 0 {
+        let bytes = chunks.next(path)?;
+        if bytes.is_empty() {
             break;
         }
-        total += n as u64;
-        let bytes = &chunk[..n];
-        if !started {
-            // Only an object can be a List; the splitter would hold anything else whole.
-            match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
-                Some(b'{') => started = true,
-                Some(_) => return Err(read_whole()),
-                None => {}
-            }
+        splitter
+            .feed(bytes, &mut items)
+            .map_err(|_| read_whole(path))?;
+        if splitter.held() > STREAM_HELD {
+            return Err(read_whole(path));
         }
-        if total > limits.max_input {
-            return Err(read_whole());
-        }
-        splitter.feed(bytes, &mut items).map_err(|_| read_whole())?;
         for item in items.drain(..) {
+            if item.len() > STREAM_HELD {
+                return Err(read_whole(path));
+            }
             batches.push(item)?;
         }
     }
     batches.flush()?;
-    let shell = splitter.finish().map_err(|_| read_whole())?;
-    let shell = std::str::from_utf8(&shell).map_err(|_| read_whole())?;
+    let shell = splitter.finish().map_err(|_| read_whole(path))?;
+    let shell = std::str::from_utf8(&shell).map_err(|_| read_whole(path))?;
     let mut documents = serde_json::Deserializer::from_str(shell).into_iter::<&RawValue>();
     let (Some(Ok(list)), None) = (documents.next(), documents.next()) else {
-        return Err(read_whole());
+        return Err(read_whole(path));
     };
-    let peek: Peek = serde_json::from_str(list.get()).map_err(|_| read_whole())?;
+    let peek: Peek = serde_json::from_str(list.get()).map_err(|_| read_whole(path))?;
     let kind = peek
         .kind
         .and_then(|k| serde_json::from_str::<Cow<str>>(k.get()).ok())
@@ -157,7 +229,197 @@ fn stream_list(
     if is_list(&kind) && items_written {
         Ok(())
     } else {
-        Err(read_whole())
+        Err(read_whole(path))
+    }
+}
+
+/// YAML documents, or one List laid out as `kubectl get -o yaml` writes it, cut line by line as
+/// the text arrives the way `split_documents`, `list_items` and `list_entries` cut it whole:
+/// documents at their markers; a List's items at the `- ` that starts each at column 0, after an
+/// `items:` at column 0. Each piece is typed with the line it starts on.
+fn stream_yaml_list(
+    builder: &mut ClusterBuilder,
+    tally: &mut Tally,
+    path: &str,
+    chunks: &mut Chunks,
+) -> Result<(), LoadError> {
+    let mut batches = Batches::new(builder, tally, |i, piece: &YamlPiece| {
+        let unit = Unit {
+            text: &piece.text,
+            line: piece.line,
+            entry: piece.entry,
+        };
+        unit_items(path, &unit, looks_for_unknown(i))
+    });
+    let mut yaml = YamlStream::default();
+    let mut partial = Vec::new();
+    loop {
+        let bytes = chunks.next(path)?;
+        let end = bytes.is_empty();
+        partial.extend_from_slice(bytes);
+        let complete = if end {
+            partial.len()
+        } else {
+            memchr::memrchr(b'\n', &partial).map_or(0, |i| i + 1)
+        };
+        if partial.len() - complete > STREAM_HELD {
+            return Err(read_whole(path));
+        }
+        let text = std::str::from_utf8(&partial[..complete]).map_err(|_| read_whole(path))?;
+        for line in text.split_inclusive('\n') {
+            if let Some(piece) = yaml.line(line).ok_or_else(|| read_whole(path))? {
+                batches.push(piece)?;
+            }
+        }
+        partial.drain(..complete);
+        if end {
+            break;
+        }
+    }
+    let (last, list) = yaml.finish().ok_or_else(|| read_whole(path))?;
+    if let Some(last) = last {
+        batches.push(last)?;
+    }
+    batches.flush()?;
+    let Some(list) = list else {
+        return Ok(());
+    };
+    let rest: Value = serde_saphyr::from_str_with_options(&list, unit_options(list.len()))
+        .map_err(|_| read_whole(path))?;
+    if is_list(str_field(&rest, "kind")) {
+        Ok(())
+    } else {
+        Err(read_whole(path))
+    }
+}
+
+/// A document, or a List's item, of a streamed YAML input.
+struct YamlPiece {
+    text: String,
+    /// The 0-based line it starts on.
+    line: u64,
+    /// A List item, behind its `- `.
+    entry: bool,
+}
+
+/// Where a streamed YAML input is: in a document (before a List's `items:`), in a List's items,
+/// or after them.
+#[derive(Default, PartialEq)]
+enum YamlStage {
+    #[default]
+    Document,
+    Items,
+    After,
+}
+
+#[derive(Default)]
+struct YamlStream {
+    stage: YamlStage,
+    /// The 0-based line the next line is.
+    line: u64,
+    /// A document marker was read: the input is documents, not one List.
+    markers: bool,
+    /// The document being read; in a List, what it holds besides its items.
+    doc: String,
+    doc_line: u64,
+    /// A List's item being read (a blank or comment line before the first belongs to it).
+    entry: String,
+    entry_line: u64,
+    in_item: bool,
+}
+
+impl YamlStream {
+    /// Reads one line (with its line break): the document or item it ends, if any; `None` when
+    /// the input must be read whole (a directive, a List among documents or with a marker,
+    /// `items:` with a value on its line, a piece held past the bound).
+    fn line(&mut self, line: &str) -> Option<Option<YamlPiece>> {
+        let n = self.line;
+        self.line += 1;
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if line.starts_with('%') || (n > 0 && line.starts_with('\u{feff}')) {
+            return None;
+        }
+        if self.doc.len() > STREAM_HELD || self.entry.len() > STREAM_HELD {
+            return None;
+        }
+        let marker = is_marker(bare, "---") || is_marker(bare, "...");
+        match self.stage {
+            _ if marker && self.stage != YamlStage::Document => None,
+            YamlStage::Document if marker => {
+                self.markers = true;
+                let piece = |text, line| YamlPiece {
+                    text,
+                    line,
+                    entry: false,
+                };
+                if bare.starts_with("...") {
+                    // Ends the document it closes, itself included.
+                    self.doc.push_str(line);
+                    let ended = piece(std::mem::take(&mut self.doc), self.doc_line);
+                    self.doc_line = n + 1;
+                    return Some(Some(ended));
+                }
+                // Starts a document, unless the one being read holds nothing yet.
+                let ended = (!self.doc.is_empty())
+                    .then(|| piece(std::mem::take(&mut self.doc), self.doc_line));
+                if ended.is_some() {
+                    self.doc_line = n;
+                }
+                self.doc.push_str(line);
+                Some(ended)
+            }
+            YamlStage::Document => {
+                self.doc.push_str(line);
+                if line.starts_with("items:") {
+                    if self.markers || line.trim_end() != "items:" {
+                        return None;
+                    }
+                    self.stage = YamlStage::Items;
+                    self.entry_line = n + 1;
+                }
+                Some(None)
+            }
+            YamlStage::Items if bare.starts_with("- ") || bare == "-" => {
+                let ended = self.in_item.then(|| YamlPiece {
+                    text: std::mem::take(&mut self.entry),
+                    line: std::mem::replace(&mut self.entry_line, n),
+                    entry: true,
+                });
+                self.in_item = true;
+                self.entry.push_str(line);
+                Some(ended)
+            }
+            YamlStage::Items
+                if blank_or_comment(bare) || (self.in_item && bare.starts_with(' ')) =>
+            {
+                self.entry.push_str(line);
+                Some(None)
+            }
+            YamlStage::Items | YamlStage::After => {
+                self.stage = YamlStage::After;
+                self.doc.push_str(line);
+                Some(None)
+            }
+        }
+    }
+
+    /// At the end: the last document or item, and for a List, what it holds besides its items;
+    /// `None` for a List without items.
+    fn finish(self) -> Option<(Option<YamlPiece>, Option<String>)> {
+        if self.stage == YamlStage::Document {
+            let last = (!self.doc.is_empty()).then_some(YamlPiece {
+                text: self.doc,
+                line: self.doc_line,
+                entry: false,
+            });
+            return Some((last, None));
+        }
+        let last = YamlPiece {
+            text: self.entry,
+            line: self.entry_line,
+            entry: true,
+        };
+        self.in_item.then_some((Some(last), Some(self.doc)))
     }
 }
 
@@ -1456,6 +1718,26 @@ mod tests {
         load_bytes("t.yaml", text.as_bytes().to_vec())
     }
 
+    /// A reader handing out its text a few bytes at a time, so items, strings and escapes
+    /// are cut across reads.
+    struct Trickle<'a> {
+        text: &'a [u8],
+        piece: usize,
+    }
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.piece.min(buf.len()).min(self.text.len());
+            buf[..n].copy_from_slice(&self.text[..n]);
+            self.text = &self.text[n..];
+            Ok(n)
+        }
+    }
+
+    fn answer(r: Result<Cluster, LoadError>) -> Result<String, String> {
+        r.map(|c| fingerprint(&c)).map_err(|e| e.to_string())
+    }
+
     mod fast_and_full {
         use super::*;
         use proptest::prelude::*;
@@ -1567,28 +1849,28 @@ mod tests {
                     (fast, full) => prop_assert!(false, "{text}\nfast: {:?}\nfull: {:?}", fast.map(|c| fingerprint(&c)), full.map(|c| fingerprint(&c))),
                 }
             }
+
+            /// Read as it streams, cut across reads anywhere, a YAML List gives what it gives
+            /// read whole; and one whose items parse alone (no alias of another item's anchor)
+            /// is read as it streams.
+            #[test]
+            fn streamed_agrees(objects in prop::collection::vec(object(), 1..5), list in any::<bool>(), piece in 1usize..64) {
+                let text = render(&objects, list);
+                let mut reader = Trickle { text: text.as_bytes(), piece };
+                let streamed = load_stream("t.yaml", &mut reader, Limits::default(), LoadOptions::default());
+                let whole = answer(load_bytes("t.yaml", text.clone().into_bytes()));
+                let items_alone = !text.contains('*');
+                match streamed {
+                    Some(streamed) => prop_assert_eq!(answer(streamed), whole, "{}", text),
+                    None => prop_assert!(!list || !items_alone || whole.is_err(), "not streamed: {}", text),
+                }
+            }
         }
     }
 
     mod streamed_and_whole {
         use super::*;
         use proptest::prelude::*;
-
-        /// A reader handing out its text a few bytes at a time, so items, strings and escapes
-        /// are cut across reads.
-        struct Trickle<'a> {
-            text: &'a [u8],
-            piece: usize,
-        }
-
-        impl std::io::Read for Trickle<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let n = self.piece.min(buf.len()).min(self.text.len());
-                buf[..n].copy_from_slice(&self.text[..n]);
-                self.text = &self.text[n..];
-                Ok(n)
-            }
-        }
 
         /// Names with what a byte scanner may misread: quotes, escapes, brackets, commas,
         /// the key it looks for, multi-byte characters.
@@ -1693,10 +1975,6 @@ mod tests {
             text
         }
 
-        fn answer(r: Result<Cluster, LoadError>) -> Result<String, String> {
-            r.map(|c| fingerprint(&c)).map_err(|e| e.to_string())
-        }
-
         proptest! {
             #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
             /// Read as it streams, a List gives the cluster (or the refusal) read whole gives;
@@ -1716,6 +1994,51 @@ mod tests {
                     None => prop_assert!(!plain, "a plain List was not streamed: {}", text),
                 }
             }
+        }
+
+        #[test]
+        fn yaml_documents_and_lists_as_kubectl_writes_them_are_streamed() {
+            let documents = "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: a\n---\n# b\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n...\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: c\n";
+            let list = "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: a\n\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: b\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
+            for text in [documents, list] {
+                for piece in [1, 5, STREAM_CHUNK] {
+                    let mut reader = Trickle {
+                        text: text.as_bytes(),
+                        piece,
+                    };
+                    let streamed = load_stream(
+                        "t.yaml",
+                        &mut reader,
+                        Limits::default(),
+                        LoadOptions::default(),
+                    )
+                    .expect("streamed");
+                    let whole = load_bytes("t.yaml", text.as_bytes().to_vec());
+                    assert_eq!(answer(streamed), answer(whole));
+                }
+            }
+        }
+
+        #[test]
+        fn an_item_past_what_an_object_holds_is_read_whole() {
+            let big = "x".repeat(STREAM_HELD + 1);
+            let text = format!(
+                "{{\"kind\": \"List\", \"items\": [{{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {{\"name\": \"a\", \"annotations\": {{\"a\": \"{big}\"}}}}}}]}}"
+            );
+            let mut reader = Trickle {
+                text: text.as_bytes(),
+                piece: STREAM_CHUNK,
+            };
+            assert!(
+                load_stream(
+                    "t.json",
+                    &mut reader,
+                    Limits::default(),
+                    LoadOptions::default()
+                )
+                .is_none()
+            );
+            assert!(load_bytes("t.json", text.into_bytes()).is_ok());
         }
 
         #[test]

@@ -167,20 +167,21 @@ pub fn read_bytes(name: &str, bytes: Vec<u8>, limits: Limits) -> Result<Vec<u8>,
 
 /// A regular file as a stream of its bytes, decompressed when it is gzip data, for a reader that
 /// keeps only what it needs of them; `None` for anything else (a pipe, a device, a file that
-/// cannot be opened), which is read whole.
-pub(super) fn stream_file(path: &str) -> Option<Box<dyn Read>> {
+/// cannot be opened, a plain file past the limit), which is read whole.
+pub(super) fn stream_file(path: &str, limits: Limits) -> Option<Box<dyn Read>> {
     let mut file = File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
         return None;
     }
     let mut head = [0u8; 2];
     let n = (&mut file).take(2).read(&mut head).ok()?;
     file.rewind().ok()?;
-    Some(if is_gzip(&head[..n]) {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
-    } else {
-        Box::new(file)
-    })
+    if is_gzip(&head[..n]) {
+        return Some(Box::new(flate2::read::MultiGzDecoder::new(file)));
+    }
+    // Refused before it is read, as `read_file` refuses it.
+    (meta.len() <= limits.max_input).then(|| Box::new(file) as Box<dyn Read>)
 }
 
 /// A file, whole and decompressed.

@@ -235,6 +235,11 @@ impl ListSplitter {
         };
     }
 
+    /// Bytes held between pieces: the item being cut and the list outside its items.
+    pub fn held(&self) -> usize {
+        self.item.len() + self.shell.len()
+    }
+
     /// At the end of the body: the list with its items emptied, for serde_json to read.
     pub fn finish(self) -> Result<Vec<u8>, serde_json::Error> {
         match self.state {
