@@ -319,6 +319,8 @@ struct YamlStream {
     line: u64,
     /// A document marker was read: the input is documents, not one List.
     markers: bool,
+    /// A line held something (`holds_no_document`): an input of nothing is refused, not empty.
+    content: bool,
     /// The document being read; in a List, what it holds besides its items.
     doc: String,
     doc_line: u64,
@@ -342,6 +344,7 @@ impl YamlStream {
         if self.doc.len() > STREAM_HELD || self.entry.len() > STREAM_HELD {
             return None;
         }
+        self.content |= !holds_nothing(line.as_bytes());
         let marker = is_marker(bare, "---") || is_marker(bare, "...");
         match self.stage {
             _ if marker && self.stage != YamlStage::Document => None,
@@ -404,8 +407,11 @@ impl YamlStream {
     }
 
     /// At the end: the last document or item, and for a List, what it holds besides its items;
-    /// `None` for a List without items.
+    /// `None` for an input of nothing, or a List without items.
     fn finish(self) -> Option<(Option<YamlPiece>, Option<String>)> {
+        if !self.content {
+            return None;
+        }
         if self.stage == YamlStage::Document {
             let last = (!self.doc.is_empty()).then_some(YamlPiece {
                 text: self.doc,
@@ -451,20 +457,21 @@ fn build(
 /// failed `kubectl get > dump.yaml` or a closed pipe, which must not read as an empty cluster.
 /// Stops at the first line with content, so it costs nothing on real input.
 fn holds_no_document(bytes: &[u8]) -> bool {
-    bytes.split(|&b| b == b'\n').all(|line| {
-        let line = line.trim_ascii();
-        let line = [b"---".as_slice(), b"..."]
-            .iter()
-            .find_map(|m| {
-                line.strip_prefix(*m)
-                    .filter(|rest| rest.first().is_none_or(u8::is_ascii_whitespace))
-            })
-            .unwrap_or(line)
-            .trim_ascii();
-        line.is_empty()
-            || line.starts_with(b"#")
-            || matches!(line, b"~" | b"null" | b"Null" | b"NULL")
-    })
+    bytes.split(|&b| b == b'\n').all(holds_nothing)
+}
+
+/// A line of nothing: blank, a comment, a document marker, a null.
+fn holds_nothing(line: &[u8]) -> bool {
+    let line = line.trim_ascii();
+    let line = [b"---".as_slice(), b"..."]
+        .iter()
+        .find_map(|m| {
+            line.strip_prefix(*m)
+                .filter(|rest| rest.first().is_none_or(u8::is_ascii_whitespace))
+        })
+        .unwrap_or(line)
+        .trim_ascii();
+    line.is_empty() || line.starts_with(b"#") || matches!(line, b"~" | b"null" | b"Null" | b"NULL")
 }
 
 fn looks_like_json(bytes: &[u8]) -> bool {
@@ -2016,6 +2023,26 @@ mod tests {
                     let whole = load_bytes("t.yaml", text.as_bytes().to_vec());
                     assert_eq!(answer(streamed), answer(whole));
                 }
+            }
+        }
+
+        #[test]
+        fn an_input_of_nothing_is_read_whole_and_refused() {
+            for text in ["# only a comment\n", "---\n# c\n...\n", "null\n"] {
+                let mut reader = Trickle {
+                    text: text.as_bytes(),
+                    piece: 3,
+                };
+                assert!(
+                    load_stream(
+                        "t.yaml",
+                        &mut reader,
+                        Limits::default(),
+                        LoadOptions::default()
+                    )
+                    .is_none()
+                );
+                assert!(load_bytes("t.yaml", text.as_bytes().to_vec()).is_err());
             }
         }
 
