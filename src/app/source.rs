@@ -131,7 +131,12 @@ impl Source {
                     .read_live(plan, &mut |batch| {
                         match batch {
                             PodBatch::Restart => pods.clear(),
-                            PodBatch::Items(items) => pods.extend(convert(items, &parse, l)?),
+                            // Shared here, on the thread that keeps them until the build.
+                            PodBatch::Items(items) => pods.extend(
+                                convert(items, &parse, l)?
+                                    .into_iter()
+                                    .map(|p| p.map(ConvertedPod::shared)),
+                            ),
                         }
                         Ok(())
                     })
