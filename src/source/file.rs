@@ -56,12 +56,13 @@ pub fn load_bytes(name: &str, bytes: Vec<u8>) -> Result<Cluster, LoadError> {
     )
 }
 
-/// A file holding one JSON List (what `kubectl get -o json` and `snapshot` write), gzip-compressed
-/// or not, read as it streams: its items are cut out by the scanner live reads use and typed batch
-/// by batch while the file is read, so memory holds a batch of the text, never all of it. `None`
-/// for anything else (YAML, a directory, stdin, several documents, a List nested in the List) and
-/// on any error, however late: the general path then reads the input whole and answers exactly as
-/// it always did, errors and their line and column included.
+/// A file holding one JSON List (what `kubectl get -o json` and `snapshot` write), YAML documents,
+/// or one YAML List as `kubectl get -o yaml` lays it out, gzip-compressed or not, read as it
+/// streams: its objects are cut out as the text arrives and typed batch by batch, so memory holds
+/// a batch of the text, never all of it. `None` for anything else (a directory, stdin, several
+/// JSON documents, a List nested in the List, an anchor used across items) and on any error,
+/// however late: the general path then reads the input whole and answers exactly as it always
+/// did, errors and their line and column included.
 fn load_streamed(
     path: &str,
     limits: Limits,
