@@ -3,7 +3,7 @@
 use super::config::Target;
 use super::error::{Fail, LiveError, describe};
 use super::progress::{self, Indicator, Progress};
-use crate::source::split::ListSplitter;
+use crate::source::split::{ListSplitter, drop_managed_fields};
 use crate::source::{Dump, SnapshotMeta, events};
 use http_body_util::BodyExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
@@ -159,12 +159,19 @@ struct Reader {
     progress: Arc<Progress>,
     /// (kind, warning): sorted by kind at the end, so concurrent lists warn in a stable order.
     warnings: Mutex<Vec<(&'static str, String)>>,
+    /// Objects keep their `metadata.managedFields` (a snapshot's, which `--no-redact` writes);
+    /// otherwise they are dropped before typing, as from pods: nothing reads them, and typed they
+    /// were most of what the other lists held until the cluster was built.
+    managed_fields: bool,
 }
 
 type Task<T> = JoinHandle<Result<T, LiveError>>;
 
 impl Reader {
-    fn connect(target: &Target) -> Result<(Arc<Reader>, Arc<Progress>), LiveError> {
+    fn connect(
+        target: &Target,
+        managed_fields: bool,
+    ) -> Result<(Arc<Reader>, Arc<Progress>), LiveError> {
         let client = kube::Client::try_from(target.config.clone()).map_err(|e| {
             let what = format!("connect to {}", target.server());
             describe(Fail::Client(e), target, &what)
@@ -175,6 +182,7 @@ impl Reader {
             target: target.clone(),
             progress: progress.clone(),
             warnings: Mutex::new(Vec::new()),
+            managed_fields,
         });
         Ok((reader, progress))
     }
@@ -226,11 +234,14 @@ impl Reader {
         label: &'static str,
         selectors: Selectors<'_>,
     ) -> Result<(Vec<T>, String), Fail> {
-        let mut typed = Typed(Vec::new());
+        let mut typed = Typed {
+            items: Vec::new(),
+            managed_fields: self.managed_fields,
+        };
         let (resource_version, _) = self
             .list_into(path, label, selectors, &mut typed, None)
             .await?;
-        Ok((typed.0, resource_version))
+        Ok((typed.items, resource_version))
     }
 
     /// Every object of a collection, page by page, each page's items cut out as its answer
@@ -648,22 +659,29 @@ trait Items {
 }
 
 /// Items typed one by one as they are cut out, so the answer is never held whole.
-struct Typed<T>(Vec<T>);
+struct Typed<T> {
+    items: Vec<T>,
+    /// `Reader::managed_fields`.
+    managed_fields: bool,
+}
 
 impl<T: DeserializeOwned + Send> Items for Typed<T> {
     const BATCH: usize = 1;
 
     fn take(&mut self, items: Vec<Vec<u8>>) -> impl Future<Output = Result<(), Fail>> + Send {
-        let typed = items.iter().try_for_each(|item| {
-            self.0
-                .push(serde_json::from_slice(item).map_err(Fail::Decode)?);
+        let typed = items.into_iter().try_for_each(|mut item| {
+            if !self.managed_fields {
+                drop_managed_fields(&mut item);
+            }
+            self.items
+                .push(serde_json::from_slice(&item).map_err(Fail::Decode)?);
             Ok(())
         });
         std::future::ready(typed)
     }
 
     fn restart(&mut self) -> impl Future<Output = Result<(), Fail>> + Send {
-        self.0.clear();
+        self.items.clear();
         std::future::ready(Ok(()))
     }
 }
@@ -717,7 +735,7 @@ async fn join<T>(task: Task<T>) -> Result<T, LiveError> {
 /// read: which are the latest of pending pods is for the reader of the pods to say
 /// (`events::latest_of_pending`).
 pub async fn read(target: &Target, plan: &Plan, pods: PodFeed) -> Result<Dump, LiveError> {
-    let (reader, progress) = Reader::connect(target)?;
+    let (reader, progress) = Reader::connect(target, plan.snapshot)?;
     // Registered up front so the progress line counts every kind from the start.
     let mut kinds = vec![
         "nodes",
@@ -927,7 +945,7 @@ pub async fn select_pods(
     target: &Target,
     selection: &PodSelection,
 ) -> Result<Vec<(String, String)>, LiveError> {
-    let (reader, _) = Reader::connect(target)?;
+    let (reader, _) = Reader::connect(target, false)?;
     let selectors = Selectors {
         labels: selection.labels.as_deref(),
         fields: selection.fields.as_deref(),
@@ -997,7 +1015,7 @@ pub async fn names(
 ) -> Result<Vec<(String, String)>, LiveError> {
     let path = path_of(plural, namespace)
         .ok_or_else(|| LiveError::new(format!("no such resource {plural:?}")))?;
-    let (reader, _) = Reader::connect(target)?;
+    let (reader, _) = Reader::connect(target, false)?;
     match reader.list::<Named>(&path, "objects", fields).await {
         Ok(items) => {
             let mut named: Vec<(String, String)> = items
@@ -1047,7 +1065,7 @@ fn lease_path(namespace: Option<&str>) -> String {
 /// Reads leases for `lease`: the leases first, then concurrently the server's clock, lease
 /// candidates, the pods that may hold them and, for `--nodes`, the nodes.
 pub async fn read_leases(target: &Target, plan: &LeasePlan) -> Result<LeaseRead, LiveError> {
-    let (reader, progress) = Reader::connect(target)?;
+    let (reader, progress) = Reader::connect(target, false)?;
     let mut indicator = Indicator::start(progress, plan.progress);
     let clock = spawn(&reader, |r| async move { Ok(r.server_clock().await) });
     let candidates = spawn(&reader, |r| async move { r.lease_candidates().await });
@@ -1149,4 +1167,31 @@ pub async fn read_leases(target: &Target, plan: &LeasePlan) -> Result<LeaseRead,
         server_date,
         resource_version,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Node;
+
+    fn typed(managed_fields: bool) -> Node {
+        let mut typed = Typed::<Node> {
+            items: Vec::new(),
+            managed_fields,
+        };
+        let item = br#"{"metadata":{"name":"a","managedFields":[{"manager":"kubectl"}]}}"#;
+        assert!(futures::executor::block_on(typed.take(vec![item.to_vec()])).is_ok());
+        typed.items.remove(0)
+    }
+
+    #[test]
+    fn lists_lose_managed_fields_unless_a_snapshot_keeps_them() {
+        let node = typed(false);
+        assert_eq!(node.metadata.name.as_deref(), Some("a"));
+        assert!(node.metadata.managed_fields.is_none());
+        assert_eq!(
+            typed(true).metadata.managed_fields.map(|m| m.len()),
+            Some(1)
+        );
+    }
 }
