@@ -186,11 +186,14 @@ fn stream_json_list(
 ) -> Result<(), LoadError> {
     let mut batches = Batches::new(builder, tally, |i, item: &Vec<u8>| {
         let text = std::str::from_utf8(item).map_err(|_| read_whole(path))?;
-        // A List among the items is flattened by the general path.
-        match top_level_string(text, "kind") {
-            Some(kind) if text.starts_with('{') && !is_list(kind) => json_item(path, i, text),
-            _ => Err(read_whole(path)),
+        // Read as `collect_raw` reads an item, which is what refuses a syntax error in one of a
+        // kind that is skipped unparsed, or a `kind` written twice; a List among the items is
+        // flattened by the general path.
+        let peek: Peek = serde_json::from_str(text).map_err(|_| read_whole(path))?;
+        if !text.starts_with('{') || is_list(&peek.kind()) {
+            return Err(read_whole(path));
         }
+        json_item(path, i, text)
     });
     let mut splitter = ListSplitter::default();
     let mut items = Vec::new();
@@ -220,14 +223,10 @@ fn stream_json_list(
         return Err(read_whole(path));
     };
     let peek: Peek = serde_json::from_str(list.get()).map_err(|_| read_whole(path))?;
-    let kind = peek
-        .kind
-        .and_then(|k| serde_json::from_str::<Cow<str>>(k.get()).ok())
-        .unwrap_or_default();
-    let items_written = peek
-        .items
-        .is_some_and(|items| items.get().trim_start().starts_with('['));
-    if is_list(&kind) && items_written {
+    // The scanner cut the items out, leaving `[]`; items still there were under a key it did not
+    // see as `items` (written with escapes), and only the general path reads them.
+    let items_cut = peek.items.is_some_and(|items| items.get() == "[]");
+    if is_list(&peek.kind()) && items_cut {
         Ok(())
     } else {
         Err(read_whole(path))
@@ -1407,6 +1406,15 @@ struct Peek<'a> {
     items: Option<&'a RawValue>,
 }
 
+impl Peek<'_> {
+    /// The kind, decoded (`"L\u0069st"` is `List`); empty when absent or not a string.
+    fn kind(&self) -> Cow<'_, str> {
+        self.kind
+            .and_then(|k| serde_json::from_str::<Cow<str>>(k.get()).ok())
+            .unwrap_or_default()
+    }
+}
+
 fn written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
 }
@@ -1568,10 +1576,7 @@ fn collect_raw<'a>(
         return out(raw);
     }
     let peek: Peek = serde_json::from_str(text).map_err(syntax)?;
-    let kind = peek
-        .kind
-        .and_then(|k| serde_json::from_str::<Cow<str>>(k.get()).ok())
-        .unwrap_or_default();
+    let kind = peek.kind();
     if !is_list(&kind) {
         return out(raw);
     }
@@ -2024,6 +2029,32 @@ mod tests {
                     let whole = load_bytes("t.yaml", text.as_bytes().to_vec());
                     assert_eq!(answer(streamed), answer(whole));
                 }
+            }
+        }
+
+        /// A second reader's finds: a syntax error in an item of a kind that is skipped
+        /// unparsed, a key written twice in an item, `items` written with escapes.
+        #[test]
+        fn what_only_the_whole_text_tells_is_read_whole() {
+            let namespace = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}"#;
+            let texts = [
+                format!(r#"{{"kind":"List","items":[{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"c"}},"data":{{"a":"b",}}}},{namespace}]}}"#),
+                r#"{"kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"},"kind":"Pod"}]}"#.to_string(),
+                r#"{"kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"},"items":1,"items":2}]}"#.to_string(),
+                format!(r#"{{"kind":"List","\u0069tems":[{namespace}]}}"#),
+            ];
+            for text in texts {
+                let mut reader = Trickle {
+                    text: text.as_bytes(),
+                    piece: 9,
+                };
+                let streamed = load_stream(
+                    "t.json",
+                    &mut reader,
+                    Limits::default(),
+                    LoadOptions::default(),
+                );
+                assert!(streamed.is_none(), "{text}");
             }
         }
 

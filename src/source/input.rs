@@ -169,11 +169,13 @@ pub fn read_bytes(name: &str, bytes: Vec<u8>, limits: Limits) -> Result<Vec<u8>,
 /// keeps only what it needs of them; `None` for anything else (a pipe, a device, a file that
 /// cannot be opened, a plain file past the limit), which is read whole.
 pub(super) fn stream_file(path: &str, limits: Limits) -> Option<Box<dyn Read>> {
-    let mut file = File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() {
+    // Before opening: opening a named pipe only to close it again could cost its writer the
+    // data (or its life, by SIGPIPE) before the general path opens it for real.
+    if !std::fs::metadata(path).ok()?.is_file() {
         return None;
     }
+    let mut file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
     let mut head = [0u8; 2];
     let n = (&mut file).take(2).read(&mut head).ok()?;
     file.rewind().ok()?;
