@@ -159,11 +159,11 @@ pub fn normalized_image_name(name: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// `field` names the list in an error, and is written out only then.
+/// `object` and `field` name the list in an error, and are written out only then.
 pub(crate) fn resource_list(
     map: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
     kind: &'static str,
-    object: &str,
+    object: &dyn fmt::Display,
     field: impl fmt::Display,
     strings: &Interner,
 ) -> Result<ResourceList, ObjectError> {
@@ -172,7 +172,7 @@ pub(crate) fn resource_list(
         let parsed = Quantity::parse(&q.0).map_err(|e| {
             ObjectError::new(
                 kind,
-                object,
+                object.to_string(),
                 format!("{field}.{name}"),
                 format!("invalid quantity {:?}: {e}", q.0),
             )
@@ -212,26 +212,29 @@ impl Pod {
         let meta = &p.metadata;
         let namespace = strings.intern(meta.namespace.as_deref().unwrap_or("default"));
         let name_str = meta.name.as_deref().unwrap_or("");
-        let object = format!("{namespace}/{name_str}");
+        // Written out only for an error (and a pod without a uid): 150,000 pods at 5,000 nodes.
+        let object = format_args!("{namespace}/{name_str}");
         if name_str.is_empty() {
             return Err(ObjectError::new(
                 "Pod",
-                object,
+                object.to_string(),
                 "metadata.name",
                 "required field is missing",
             ));
         }
-        let name = strings.intern(name_str);
+        // Unique in its namespace, as the uid is: an interner would only store it once more.
+        let name = Str::new(name_str);
         let Some(spec) = &p.spec else {
             return Err(ObjectError::new(
                 "Pod",
-                object,
+                object.to_string(),
                 "spec",
                 "required field is missing",
             ));
         };
         let status = p.status.as_ref();
-        let err = |field: String, msg: String| ObjectError::new("Pod", object.clone(), field, msg);
+        let err =
+            |field: String, msg: String| ObjectError::new("Pod", object.to_string(), field, msg);
 
         let statuses: BTreeMap<&str, &k8s::ContainerStatus> = status
             .into_iter()
@@ -419,12 +422,10 @@ impl Pod {
             namespace,
             name,
             // Unique to the pod: an interner would only store it once more.
-            uid: Str::new(
-                meta.uid
-                    .as_deref()
-                    .filter(|u| !u.is_empty())
-                    .unwrap_or(&object),
-            ),
+            uid: match meta.uid.as_deref().filter(|u| !u.is_empty()) {
+                Some(uid) => Str::new(uid),
+                None => Str::new(object.to_string()),
+            },
             labels: meta
                 .labels
                 .as_ref()

@@ -9,6 +9,7 @@ use super::labels::{
 use super::quantity::Quantity;
 use k8s_openapi::api::core::v1 as k8s;
 use std::collections::{BTreeMap, HashSet};
+use std::fmt;
 
 const DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
@@ -107,8 +108,8 @@ fn quantities<'m>(
     out
 }
 
-/// `field` is the path of the `resources` checked.
-fn resources(errs: &mut Errors, field: &str, r: Option<&k8s::ResourceRequirements>) {
+/// `field` is the path of the `resources` checked, written out only for an error.
+fn resources(errs: &mut Errors, field: &dyn fmt::Display, r: Option<&k8s::ResourceRequirements>) {
     let Some(r) = r else { return };
     let requests = quantities(errs, &|| format!("{field}.requests"), r.requests.as_ref());
     let limits = quantities(errs, &|| format!("{field}.limits"), r.limits.as_ref());
@@ -133,9 +134,11 @@ fn resources(errs: &mut Errors, field: &str, r: Option<&k8s::ResourceRequirement
     }
 }
 
+/// `field` (`spec.containers[0]`) is written out only for an error: every container of every pod
+/// of a dump goes through here.
 fn container<'c>(
     errs: &mut Errors,
-    field: &str,
+    field: &dyn fmt::Display,
     c: &'c k8s::Container,
     names: &mut HashSet<&'c str>,
 ) {
@@ -150,12 +153,15 @@ fn container<'c>(
     if c.image.as_deref().is_none_or(str::is_empty) {
         errs.push(&format!("{field}.image"), "Required value");
     }
-    resources(errs, &format!("{field}.resources"), c.resources.as_ref());
+    resources(
+        errs,
+        &format_args!("{field}.resources"),
+        c.resources.as_ref(),
+    );
     for (j, p) in c.ports.iter().flatten().enumerate() {
-        let pf = format!("{field}.ports[{j}]");
         if !(1..=65535).contains(&p.container_port) {
             errs.push(
-                &format!("{pf}.containerPort"),
+                &format!("{field}.ports[{j}].containerPort"),
                 format!(
                     "Invalid value: {}: must be between 1 and 65535, inclusive",
                     p.container_port
@@ -166,13 +172,13 @@ fn container<'c>(
             && !(0..=65535).contains(&hp)
         {
             errs.push(
-                &format!("{pf}.hostPort"),
+                &format!("{field}.ports[{j}].hostPort"),
                 format!("Invalid value: {hp}: must be between 1 and 65535, inclusive"),
             );
         }
         if let Some(proto) = p.protocol.as_deref() {
             errs.one_of(
-                format_args!("{pf}.protocol"),
+                format_args!("{field}.ports[{j}].protocol"),
                 proto,
                 &["SCTP", "TCP", "UDP"],
             );
@@ -429,7 +435,7 @@ fn tolerations(errs: &mut Errors, ts: &[k8s::Toleration]) {
 fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
     let mut seen = HashSet::new();
     for (i, c) in cs.iter().enumerate() {
-        let f = format!("spec.topologySpreadConstraints[{i}]");
+        let f = format_args!("spec.topologySpreadConstraints[{i}]");
         if c.max_skew <= 0 {
             errs.push(
                 &format!("{f}.maxSkew"),
@@ -448,7 +454,7 @@ fn topology_spread(errs: &mut Errors, cs: &[k8s::TopologySpreadConstraint]) {
             &c.when_unsatisfiable,
             &["DoNotSchedule", "ScheduleAnyway"],
         );
-        if !seen.insert((c.topology_key.clone(), c.when_unsatisfiable.clone())) {
+        if !seen.insert((c.topology_key.as_str(), c.when_unsatisfiable.as_str())) {
             errs.push(
                 &format!("{f}.{{topologyKey, whenUnsatisfiable}}"),
                 format!(
@@ -501,17 +507,19 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
         .map(|c| c.name.as_str())
         .collect();
     let mut names = HashSet::new();
-    let containers = spec.containers.iter().map(|c| ("spec.containers", c));
+    let containers = spec
+        .containers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ("spec.containers", i, c));
     let init = spec
         .init_containers
         .iter()
         .flatten()
-        .map(|c| ("spec.initContainers", c));
-    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-    for (list, c) in containers.chain(init) {
-        let i = index.entry(list).or_default();
-        let f = format!("{list}[{i}]");
-        *i += 1;
+        .enumerate()
+        .map(|(i, c)| ("spec.initContainers", i, c));
+    for (list, i, c) in containers.chain(init) {
+        let f = format_args!("{list}[{i}]");
         container(&mut errs, &f, c, &mut names);
         for (j, claim) in c
             .resources
@@ -628,7 +636,7 @@ fn pod_level_resources(errs: &mut Errors, spec: &k8s::PodSpec, r: &k8s::Resource
             );
         }
     }
-    resources(errs, "spec.resources", Some(r));
+    resources(errs, &"spec.resources", Some(r));
     let request = |c: &k8s::Container, name: &str| {
         c.resources
             .as_ref()
