@@ -21,3 +21,4 @@ pub mod resource;
 pub mod selection;
 pub mod taints;
 pub mod validate;
+pub mod volume;

@@ -111,7 +111,7 @@ impl NodeInfo {
                 self.used_ports.retain(|p| p != hp);
             }
         }
-        for &claim in &pod.claim_names {
+        for claim in pod.claim_names() {
             let key = (pod.namespace, claim);
             let count = self.pvc_ref_counts.entry(key).or_insert(0);
             *count += sign as i32;

@@ -1,6 +1,7 @@
 //! A pod as the scheduler sees it, parsed once from the API object: requests, ports, tolerations,
 //! affinity, priority. Plugins read these fields and never the API object's generic form, except
-//! for the few rarely-hot parts kept as API types (volumes, topology spread constraints).
+//! for the few rarely-hot parts kept as API types (topology spread constraints, in-tree disk
+//! volumes).
 
 use super::affinity::{HeldAffinity, PodAffinity};
 use super::api_object::{self, ApiObject};
@@ -14,6 +15,7 @@ use super::parse::Parse;
 use super::quantity::Quantity;
 use super::resource::{ContainerResources, PodResources, RequestOptions, Resource, ResourceList};
 use super::taints::Toleration;
+use super::volume::Volume;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::jiff::Timestamp;
 use std::collections::BTreeMap;
@@ -135,9 +137,7 @@ pub struct Pod {
     pub preferred_node_affinity: Result<Option<PreferredSchedulingTerms>, String>,
     pub affinity: HeldAffinity,
     pub topology_spread_constraints: Vec<k8s::TopologySpreadConstraint>,
-    pub volumes: Vec<k8s::Volume>,
-    /// The claims of its `persistentVolumeClaim` volumes, in volume order.
-    pub claim_names: Vec<Str>,
+    pub volumes: Vec<Volume>,
     pub scheduling_gates: Vec<Str>,
     /// `spec.resourceClaims`, with the claim each one names.
     pub resource_claims: Vec<PodResourceClaim>,
@@ -190,6 +190,11 @@ fn supported_pod_level(name: &str) -> bool {
 impl Pod {
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// The claims of its `persistentVolumeClaim` volumes, in volume order.
+    pub fn claim_names(&self) -> impl Iterator<Item = Str> + '_ {
+        self.volumes.iter().filter_map(Volume::claim)
     }
 
     /// `metav1.GetControllerOf`: the owner that manages the pod, if any.
@@ -519,13 +524,12 @@ impl Pod {
                 .topology_spread_constraints
                 .clone()
                 .unwrap_or_default(),
-            volumes: spec.volumes.clone().unwrap_or_default(),
-            claim_names: spec
+            volumes: spec
                 .volumes
+                .as_deref()
+                .unwrap_or_default()
                 .iter()
-                .flatten()
-                .filter_map(|v| v.persistent_volume_claim.as_ref())
-                .map(|c| strings.intern(&c.claim_name))
+                .map(|v| Volume::from_k8s(v, strings))
                 .collect(),
             scheduling_gates: spec
                 .scheduling_gates

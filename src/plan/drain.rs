@@ -16,6 +16,7 @@ use super::state::{Blocked, DrainEnd, DrainStart, Leaver, LeaverState, State};
 use super::{DAEMON_SET, Fate, Leaving, Origin, fate};
 use crate::model::intern::Str;
 use crate::model::pod::Pod;
+use crate::model::volume::Volume;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,8 +89,7 @@ pub fn filter(pod: &Pod, opts: Options) -> Filtered {
     if pod.mirror {
         return Filtered::Stays(MIRROR_STAYS);
     }
-    if !finished && !opts.delete_emptydir_data && pod.volumes.iter().any(|v| v.empty_dir.is_some())
-    {
+    if !finished && !opts.delete_emptydir_data && pod.volumes.iter().any(Volume::has_empty_dir) {
         return Filtered::Error(LOCAL_STORAGE_FATAL);
     }
     if !finished && pod.controller().is_none() && !opts.force {

@@ -86,16 +86,9 @@ fn affinity_selects(a: &Pod, b: &Pod, cluster: &Cluster) -> bool {
         .any(|t| t.matches(b.namespace, &b.labels, ns_labels))
 }
 
-fn claims(pod: &Pod) -> impl Iterator<Item = &str> {
-    pod.volumes
-        .iter()
-        .filter_map(|v| v.persistent_volume_claim.as_ref())
-        .map(|c| c.claim_name.as_str())
-}
-
 fn shares(a: &Pod, b: &Pod) -> bool {
     (!a.resource_claims.is_empty() && !b.resource_claims.is_empty())
-        || (a.namespace == b.namespace && claims(a).any(|c| claims(b).any(|d| c == d)))
+        || (a.namespace == b.namespace && a.claim_names().any(|c| b.claim_names().any(|d| c == d)))
 }
 
 /// The label relation of two pods, each named by a key that outlives orders (`Track::key`).

@@ -15,6 +15,7 @@ use crate::model::cluster::Cluster;
 use crate::model::intern::Interner;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
+use crate::model::volume::Volume;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::storage::v1::CSINode;
 use std::borrow::Cow;
@@ -160,7 +161,7 @@ fn inline_attachable(v: &k8s::Volume) -> Option<Attachable<'static>> {
 fn ephemeral_claim<'a>(
     cluster: &'a Cluster,
     pod: &Pod,
-    v: &k8s::Volume,
+    v: &Volume,
 ) -> (String, Option<&'a Arc<k8s::PersistentVolumeClaim>>) {
     let name = ephemeral_claim_name(&pod.name, v);
     let pvc = cluster
@@ -177,17 +178,14 @@ fn new_pod_volumes(cx: &Cx) -> Vec<Result<Attachable<'static>, Status>> {
     let cluster = &*cx.snapshot.cluster;
     let mut out = Vec::new();
     for v in &pod.volumes {
-        let (name, pvc, ephemeral) = if let Some(c) = &v.persistent_volume_claim {
-            let pvc = cluster
-                .strings
-                .get(&c.claim_name)
-                .and_then(|n| cluster.pvcs.get(&(pod.namespace, n)));
-            (c.claim_name.clone(), pvc, false)
-        } else if v.ephemeral.is_some() {
+        let (name, pvc, ephemeral) = if let Some(c) = v.claim() {
+            let pvc = cluster.pvcs.get(&(pod.namespace, c));
+            (c.to_string(), pvc, false)
+        } else if v.is_ephemeral() {
             let (name, pvc) = ephemeral_claim(cluster, pod, v);
             (name, pvc, true)
         } else {
-            out.extend(inline_attachable(v).map(Ok));
+            out.extend(v.as_written().and_then(inline_attachable).map(Ok));
             continue;
         };
         if name.is_empty() {
@@ -277,15 +275,15 @@ fn attached_volumes<'a>(
     }
     for pod in &node.pods {
         for v in &pod.volumes {
-            let a = if v.persistent_volume_claim.is_some() {
+            let a = if v.claim().is_some() {
                 continue;
-            } else if v.ephemeral.is_some() {
+            } else if v.is_ephemeral() {
                 let (_, pvc) = ephemeral_claim(cluster, pod, v);
                 let Some(pvc) = pvc else { continue };
                 ephemeral_claim_is_for_pod(pod, pvc).map_err(Status::error)?;
                 claim_attachable(cluster, pvc)
             } else {
-                inline_attachable(v)
+                v.as_written().and_then(inline_attachable)
             };
             if let Some(a) = a
                 && let Some(id) = a.on_node(csi).map_err(Status::error)?
@@ -308,9 +306,11 @@ impl Plugin for NodeVolumeLimits {
 
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
         let relevant = cx.pod.volumes.iter().any(|v| {
-            v.persistent_volume_claim.is_some()
-                || v.ephemeral.is_some()
-                || csi_translation::inline_plugin(v).is_some()
+            v.claim().is_some()
+                || v.is_ephemeral()
+                || v.as_written()
+                    .and_then(csi_translation::inline_plugin)
+                    .is_some()
         });
         if !relevant {
             return (Status::skip(), None);
@@ -714,6 +714,62 @@ mod tests {
             ),
         );
         assert!(v[0].is_success());
+    }
+
+    /// Inline GCE PD and Cinder volumes of the pods on the node count as their CSI drivers'
+    /// through translation, each disk once; a pod with only its ServiceAccount volume skips.
+    #[test]
+    fn inline_in_tree_volumes_count_through_translation() {
+        let sa = json!({"name": "kube-api-access-x", "projected": {"sources": []}});
+        let pd = |name: &str| json!({"name": "d", "gcePersistentDisk": {"pdName": name}});
+        let cinder = |id: &str| json!({"name": "c", "cinder": {"volumeID": id}});
+        let items = vec![
+            node("n1", "4", json!({})),
+            csi_node(
+                "n1",
+                &[
+                    ("pd.csi.storage.gke.io", 2),
+                    ("cinder.csi.openstack.org", 1),
+                ],
+            ),
+            with_volumes(
+                pod("default/a", Some("n1"), "1m", 0, json!({})),
+                json!([sa, pd("one"), cinder("c-1")]),
+            ),
+            with_volumes(
+                pod("default/b", Some("n1"), "1m", 0, json!({})),
+                json!([sa, pd("two"), cinder("c-1")]),
+            ),
+        ];
+        let new = |volume: Value| {
+            with_volumes(
+                pod("default/p", None, "1m", 0, json!({})),
+                json!([sa, volume]),
+            )
+        };
+        let exceeded = Status::unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED);
+        assert_eq!(run(items.clone(), new(pd("three")))[0], exceeded);
+        assert!(run(items.clone(), new(pd("one")))[0].is_success());
+        assert_eq!(run(items.clone(), new(cinder("c-2")))[0], exceeded);
+        assert!(run(items.clone(), new(cinder("c-1")))[0].is_success());
+        let snapshot = Snapshot::new(cluster(items), None);
+        let p = convert_pod(
+            serde_json::from_value(with_volumes(
+                pod("default/p", None, "1m", 0, json!({})),
+                json!([sa]),
+            ))
+            .unwrap(),
+            &Parse::new(&Interner::new()),
+        )
+        .unwrap()
+        .into_pod();
+        let cx = Cx::new(&p, &snapshot);
+        assert!(
+            v134()
+                .pre_filter(&cx, &mut CycleState::default())
+                .0
+                .is_skip()
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::model::labels::{Labels, Operator, Requirement, Selector};
 use crate::model::node_selector::NodeSelector;
 use crate::model::pod::Pod;
 use crate::model::quantity::Quantity;
+use crate::model::volume::Volume;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -28,9 +29,7 @@ pub const MULTI_ZONE_DELIMITER: &str = "__";
 /// Whether the pod mounts a PersistentVolumeClaim: replicas of it share the claim, which one
 /// placement can bind or take (ReadWriteOncePod) for all of them.
 pub fn replicas_share_claims(pod: &Pod) -> bool {
-    pod.volumes
-        .iter()
-        .any(|v| v.persistent_volume_claim.is_some())
+    pod.claim_names().next().is_some()
 }
 
 pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
@@ -187,7 +186,7 @@ pub fn node_affinity_matches(affinity: Option<&NodeSelector>, labels: &Labels) -
 }
 
 /// `ephemeral.VolumeClaimName`.
-pub fn ephemeral_claim_name(pod_name: &str, volume: &k8s::Volume) -> String {
+pub fn ephemeral_claim_name(pod_name: &str, volume: &Volume) -> String {
     format!("{pod_name}-{}", volume.name)
 }
 

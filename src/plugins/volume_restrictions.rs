@@ -7,8 +7,10 @@ use crate::framework::cycle_state::{CycleState, StateKey, StateSlots};
 use crate::framework::facts::{ClaimFact, Detail, Fact, PodRef, sorted_pods};
 use crate::framework::plugin::{Cx, Plugin, Points, PreFilterNodes};
 use crate::framework::status::Status;
+use crate::model::intern::Str;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
+use crate::model::volume::Volume;
 use k8s_openapi::api::core::v1 as k8s;
 use std::sync::Arc;
 
@@ -19,7 +21,7 @@ pub const ERR_REASON_RWOP_CONFLICT: &str = "node(s) unavailable due to Persisten
 #[derive(Clone, Debug)]
 pub struct PreFilterState {
     /// Names of the pod's claims with the ReadWriteOncePod access mode.
-    rwop_claims: Arc<Vec<String>>,
+    rwop_claims: Arc<Vec<Str>>,
     /// How many scheduled pods' references to those claims there are.
     conflicting_refs: i64,
 }
@@ -28,10 +30,8 @@ impl PreFilterState {
     /// Upstream matches the added or removed pod's claims by name only, whatever its namespace.
     fn update_with_pod(&mut self, pod: &Pod, sign: i64) {
         let refs = pod
-            .volumes
-            .iter()
-            .filter_map(|v| v.persistent_volume_claim.as_ref())
-            .filter(|c| self.rwop_claims.contains(&c.claim_name))
+            .claim_names()
+            .filter(|c| self.rwop_claims.contains(c))
             .count();
         self.conflicting_refs += sign * refs as i64;
     }
@@ -52,44 +52,51 @@ impl VolumeRestrictions {
 /// What the API server defaults an RBD volume's pool to.
 const RBD_DEFAULT_POOL: &str = "rbd";
 
-fn needs_restrictions_check(v: &k8s::Volume) -> bool {
-    v.gce_persistent_disk.is_some()
-        || v.aws_elastic_block_store.is_some()
-        || v.rbd.is_some()
-        || v.iscsi.is_some()
+/// The volume as written when it has a disk source this plugin compares.
+fn checked_disk(v: &Volume) -> Option<&k8s::Volume> {
+    v.as_written().filter(|v| {
+        v.gce_persistent_disk.is_some()
+            || v.aws_elastic_block_store.is_some()
+            || v.rbd.is_some()
+            || v.iscsi.is_some()
+    })
 }
 
 /// `isVolumeConflict`: the volume cannot be mounted next to one of `existing`'s volumes.
 fn volume_conflicts(v: &k8s::Volume, existing: &Pod) -> bool {
-    existing.volumes.iter().any(|e| {
-        if let (Some(d), Some(ed)) = (&v.gce_persistent_disk, &e.gce_persistent_disk)
-            && d.pd_name == ed.pd_name
-            && !(d.read_only == Some(true) && ed.read_only == Some(true))
-        {
-            return true;
-        }
-        if let (Some(d), Some(ed)) = (&v.aws_elastic_block_store, &e.aws_elastic_block_store)
-            && d.volume_id == ed.volume_id
-        {
-            return true;
-        }
-        if let (Some(d), Some(ed)) = (&v.iscsi, &e.iscsi)
-            && d.iqn == ed.iqn
-            && !(d.read_only == Some(true) && ed.read_only == Some(true))
-        {
-            return true;
-        }
-        if let (Some(d), Some(ed)) = (&v.rbd, &e.rbd)
-            && d.monitors.iter().any(|m| ed.monitors.contains(m))
-            && d.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
-                == ed.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
-            && d.image == ed.image
-            && !(d.read_only == Some(true) && ed.read_only == Some(true))
-        {
-            return true;
-        }
-        false
-    })
+    existing
+        .volumes
+        .iter()
+        .filter_map(Volume::as_written)
+        .any(|e| {
+            if let (Some(d), Some(ed)) = (&v.gce_persistent_disk, &e.gce_persistent_disk)
+                && d.pd_name == ed.pd_name
+                && !(d.read_only == Some(true) && ed.read_only == Some(true))
+            {
+                return true;
+            }
+            if let (Some(d), Some(ed)) = (&v.aws_elastic_block_store, &e.aws_elastic_block_store)
+                && d.volume_id == ed.volume_id
+            {
+                return true;
+            }
+            if let (Some(d), Some(ed)) = (&v.iscsi, &e.iscsi)
+                && d.iqn == ed.iqn
+                && !(d.read_only == Some(true) && ed.read_only == Some(true))
+            {
+                return true;
+            }
+            if let (Some(d), Some(ed)) = (&v.rbd, &e.rbd)
+                && d.monitors.iter().any(|m| ed.monitors.contains(m))
+                && d.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
+                    == ed.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
+                && d.image == ed.image
+                && !(d.read_only == Some(true) && ed.read_only == Some(true))
+            {
+                return true;
+            }
+            false
+        })
 }
 
 impl Plugin for VolumeRestrictions {
@@ -108,37 +115,25 @@ impl Plugin for VolumeRestrictions {
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
         let pod = cx.pod;
         let cluster = &cx.snapshot.cluster;
-        let needs_check = pod.volumes.iter().any(needs_restrictions_check);
-        let mut rwop_claims: Vec<String> = Vec::new();
-        for claim in pod
-            .volumes
-            .iter()
-            .filter_map(|v| v.persistent_volume_claim.as_ref())
-        {
-            let Some(pvc) = cluster
-                .strings
-                .get(&claim.claim_name)
-                .and_then(|name| cluster.pvcs.get(&(pod.namespace, name)))
-            else {
-                let status = Status::unresolvable(pvc_not_found(&claim.claim_name));
-                return (
-                    with_claim(cx, status, || claim_named(cx, &claim.claim_name)),
-                    None,
-                );
+        let needs_check = pod.volumes.iter().any(|v| checked_disk(v).is_some());
+        let mut rwop_claims: Vec<Str> = Vec::new();
+        for claim in pod.claim_names() {
+            let Some(pvc) = cluster.pvcs.get(&(pod.namespace, claim)) else {
+                let status = Status::unresolvable(pvc_not_found(&claim));
+                return (with_claim(cx, status, || claim_named(cx, &claim)), None);
             };
             if claim_access_modes(pvc)
                 .iter()
                 .any(|m| m == "ReadWriteOncePod")
-                && !rwop_claims.contains(&claim.claim_name)
+                && !rwop_claims.contains(&claim)
             {
-                rwop_claims.push(claim.claim_name.clone());
+                rwop_claims.push(claim);
             }
         }
         // `IsPVCUsedByPods`: at most one scheduled pod can be using each such claim.
         let conflicting_refs = rwop_claims
             .iter()
-            .filter_map(|name| cluster.strings.get(name))
-            .filter(|&name| {
+            .filter(|&&name| {
                 let key = (pod.namespace, name);
                 cx.snapshot
                     .nodes
@@ -190,12 +185,7 @@ impl Plugin for VolumeRestrictions {
     }
 
     fn filter(&self, cx: &Cx, state: &CycleState, node: &NodeInfo) -> Status {
-        let checked = || {
-            cx.pod
-                .volumes
-                .iter()
-                .filter(|v| needs_restrictions_check(v))
-        };
+        let checked = || cx.pod.volumes.iter().filter_map(checked_disk);
         if checked().any(|v| node.pods.iter().any(|p| volume_conflicts(v, p))) {
             return cx.with_facts(Status::unschedulable(ERR_REASON_DISK_CONFLICT), || {
                 checked()
@@ -225,7 +215,7 @@ impl Plugin for VolumeRestrictions {
 }
 
 /// Per ReadWriteOncePod claim of the pod that scheduled pods use: the claim and those pods.
-fn rwop_users(cx: &Cx, claims: &[String]) -> Vec<Fact> {
+fn rwop_users(cx: &Cx, claims: &[Str]) -> Vec<Fact> {
     claims
         .iter()
         .filter_map(|name| {
@@ -235,12 +225,7 @@ fn rwop_users(cx: &Cx, claims: &[String]) -> Vec<Fact> {
                 .iter()
                 .flat_map(|n| n.pods.iter())
                 .filter(|p| p.namespace == cx.pod.namespace)
-                .filter(|p| {
-                    p.volumes
-                        .iter()
-                        .filter_map(|v| v.persistent_volume_claim.as_ref())
-                        .any(|c| &c.claim_name == name)
-                })
+                .filter(|p| p.claim_names().any(|c| c == *name))
                 .map(|p| PodRef::of(p))
                 .collect();
             (!pods.is_empty()).then(|| {
@@ -322,6 +307,55 @@ mod tests {
             let s = plugin().filter(&cx, &state, &snapshot.nodes[0]);
             assert_eq!(!s.is_success(), conflict, "{existing_ro} {new_ro}");
         }
+    }
+
+    /// An EBS volume conflicts whatever the read-only flags, an iSCSI disk unless both mount it
+    /// read-only; the ServiceAccount volume beside them plays no part and alone skips.
+    #[test]
+    fn ebs_and_iscsi_conflicts_beside_a_service_account_volume() {
+        let sa = json!({"name": "kube-api-access-x", "projected": {"sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}});
+        let ebs = |id: &str| json!({"name": "e", "awsElasticBlockStore": {"volumeID": id, "readOnly": true}});
+        let iscsi = |ro: bool| json!({"name": "i", "iscsi": {"targetPortal": "t:3260", "iqn": "iqn.x", "lun": 0, "readOnly": ro}});
+        let c = cluster(vec![
+            node("n1", "4", json!({})),
+            with_volumes(
+                pod("default/a", Some("n1"), "100m", 0, json!({})),
+                json!([sa, ebs("vol-1"), iscsi(true)]),
+            ),
+        ]);
+        let snapshot = Snapshot::new(c, None);
+        for (volume, conflict) in [
+            (ebs("vol-1"), true),
+            (ebs("vol-2"), false),
+            (iscsi(true), false),
+            (iscsi(false), true),
+        ] {
+            let p = parse(with_volumes(
+                pod("default/b", None, "100m", 0, json!({})),
+                json!([sa, volume]),
+            ));
+            let cx = Cx::new(&p, &snapshot);
+            let mut state = CycleState::default();
+            assert!(plugin().pre_filter(&cx, &mut state).0.is_success());
+            let s = plugin().filter(&cx, &state, &snapshot.nodes[0]);
+            assert_eq!(
+                s.reasons == [ERR_REASON_DISK_CONFLICT],
+                conflict,
+                "{volume}"
+            );
+        }
+        let p = parse(with_volumes(
+            pod("default/b", None, "100m", 0, json!({})),
+            json!([sa]),
+        ));
+        let cx = Cx::new(&p, &snapshot);
+        assert!(
+            plugin()
+                .pre_filter(&cx, &mut CycleState::default())
+                .0
+                .is_skip()
+        );
     }
 
     #[test]

@@ -88,12 +88,8 @@ impl VolumeZone {
         let pod = cx.pod;
         let cluster = &cx.snapshot.cluster;
         let mut out = Vec::new();
-        for claim in pod
-            .volumes
-            .iter()
-            .filter_map(|v| v.persistent_volume_claim.as_ref())
-        {
-            let name = claim.claim_name.as_str();
+        for claim in pod.claim_names() {
+            let name = claim.as_str();
             let unresolvable = |reason: String, fact: ClaimFact| {
                 with_claim(cx, Status::unresolvable(reason), || fact)
             };

@@ -26,6 +26,7 @@ use crate::model::node_info::NodeInfo;
 use crate::model::node_selector::NodeSelector;
 use crate::model::pod::Pod;
 use crate::model::quantity::Quantity;
+use crate::model::volume;
 use k8s_openapi::api::core::v1 as k8s;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,10 +61,10 @@ fn ephemeral_missing(name: &str) -> String {
 
 /// The claim a volume uses (`persistentVolumeClaim` or generic ephemeral), with whether it is
 /// ephemeral; `None` for other volumes.
-fn volume_claim(pod: &Pod, v: &k8s::Volume) -> Option<(String, bool)> {
-    if let Some(c) = &v.persistent_volume_claim {
-        Some((c.claim_name.clone(), false))
-    } else if v.ephemeral.is_some() {
+fn volume_claim(pod: &Pod, v: &volume::Volume) -> Option<(String, bool)> {
+    if let Some(c) = v.claim() {
+        Some((c.to_string(), false))
+    } else if v.is_ephemeral() {
         Some((ephemeral_claim_name(&pod.name, v), true))
     } else {
         None
