@@ -64,39 +64,36 @@ fn checked_disk(v: &Volume) -> Option<&k8s::Volume> {
 
 /// `isVolumeConflict`: the volume cannot be mounted next to one of `existing`'s volumes.
 fn volume_conflicts(v: &k8s::Volume, existing: &Pod) -> bool {
-    existing
-        .volumes
-        .iter()
-        .filter_map(Volume::as_written)
-        .any(|e| {
-            if let (Some(d), Some(ed)) = (&v.gce_persistent_disk, &e.gce_persistent_disk)
-                && d.pd_name == ed.pd_name
-                && !(d.read_only == Some(true) && ed.read_only == Some(true))
-            {
-                return true;
-            }
-            if let (Some(d), Some(ed)) = (&v.aws_elastic_block_store, &e.aws_elastic_block_store)
-                && d.volume_id == ed.volume_id
-            {
-                return true;
-            }
-            if let (Some(d), Some(ed)) = (&v.iscsi, &e.iscsi)
-                && d.iqn == ed.iqn
-                && !(d.read_only == Some(true) && ed.read_only == Some(true))
-            {
-                return true;
-            }
-            if let (Some(d), Some(ed)) = (&v.rbd, &e.rbd)
-                && d.monitors.iter().any(|m| ed.monitors.contains(m))
-                && d.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
-                    == ed.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
-                && d.image == ed.image
-                && !(d.read_only == Some(true) && ed.read_only == Some(true))
-            {
-                return true;
-            }
-            false
-        })
+    let mut disks = existing.volumes.iter().filter_map(checked_disk);
+    disks.any(|e| {
+        if let (Some(d), Some(ed)) = (&v.gce_persistent_disk, &e.gce_persistent_disk)
+            && d.pd_name == ed.pd_name
+            && !(d.read_only == Some(true) && ed.read_only == Some(true))
+        {
+            return true;
+        }
+        if let (Some(d), Some(ed)) = (&v.aws_elastic_block_store, &e.aws_elastic_block_store)
+            && d.volume_id == ed.volume_id
+        {
+            return true;
+        }
+        if let (Some(d), Some(ed)) = (&v.iscsi, &e.iscsi)
+            && d.iqn == ed.iqn
+            && !(d.read_only == Some(true) && ed.read_only == Some(true))
+        {
+            return true;
+        }
+        if let (Some(d), Some(ed)) = (&v.rbd, &e.rbd)
+            && d.monitors.iter().any(|m| ed.monitors.contains(m))
+            && d.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
+                == ed.pool.as_deref().unwrap_or(RBD_DEFAULT_POOL)
+            && d.image == ed.image
+            && !(d.read_only == Some(true) && ed.read_only == Some(true))
+        {
+            return true;
+        }
+        false
+    })
 }
 
 impl Plugin for VolumeRestrictions {
