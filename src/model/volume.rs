@@ -1,22 +1,19 @@
-//! A pod's volume as the scheduler and the planners read it: its name and its source, reduced to
-//! what they look at. A real API server gives every pod a projected ServiceAccount volume, so
-//! keeping each as the API type (about 2 KB) was most of a live cluster's model.
+//! A pod's volume as the scheduler and the planners read it: its source, reduced to what they
+//! look at. A real API server gives every pod a projected ServiceAccount volume, so keeping each
+//! as the API type (about 2 KB) was most of a live cluster's model. A volume's name is read only
+//! to name an ephemeral volume's claim (and in-tree disks', kept as written): others drop it, and
+//! the ServiceAccount volume's name, unique to its pod, is not stored at all.
 
 use super::intern::{Interner, Str};
 use k8s_openapi::api::core::v1 as k8s;
 
 #[derive(Clone, Debug)]
-pub struct Volume {
-    pub name: Str,
-    pub source: Source,
-}
-
-#[derive(Clone, Debug)]
-pub enum Source {
+pub enum Volume {
     /// `persistentVolumeClaim`, by the claim's name.
     Claim(Str),
-    /// A generic `ephemeral` volume: its claim is named after the pod and the volume.
-    Ephemeral,
+    /// A generic `ephemeral` volume, by the volume's name: its claim is named after the pod and
+    /// the volume.
+    Ephemeral(Str),
     EmptyDir,
     /// A volume with an in-tree disk source (VolumeRestrictions compares them, NodeVolumeLimits
     /// translates them to CSI), or with more than one of the sources read here (the API server
@@ -54,47 +51,46 @@ impl Volume {
             .persistent_volume_claim
             .as_ref()
             .map(|c| strings.intern(&c.claim_name));
-        let source = if has_in_tree_source(v) || read.iter().filter(|&&r| r).count() > 1 {
-            Source::AsWritten {
+        if has_in_tree_source(v) || read.iter().filter(|&&r| r).count() > 1 {
+            Volume::AsWritten {
                 claim,
                 volume: Box::new(v.clone()),
             }
         } else if let Some(c) = claim {
-            Source::Claim(c)
+            Volume::Claim(c)
         } else if v.ephemeral.is_some() {
-            Source::Ephemeral
+            Volume::Ephemeral(strings.intern(&v.name))
         } else if v.empty_dir.is_some() {
-            Source::EmptyDir
+            Volume::EmptyDir
         } else {
-            Source::Other
-        };
-        Volume {
-            name: strings.intern(&v.name),
-            source,
+            Volume::Other
         }
     }
 
     /// The claim of a `persistentVolumeClaim` volume.
     pub fn claim(&self) -> Option<Str> {
-        match &self.source {
-            Source::Claim(c) => Some(*c),
-            Source::AsWritten { claim, .. } => *claim,
+        match self {
+            Volume::Claim(c) => Some(*c),
+            Volume::AsWritten { claim, .. } => *claim,
             _ => None,
         }
     }
 
-    pub fn is_ephemeral(&self) -> bool {
-        match &self.source {
-            Source::Ephemeral => true,
-            Source::AsWritten { volume, .. } => volume.ephemeral.is_some(),
-            _ => false,
+    /// The name of a generic ephemeral volume.
+    pub fn ephemeral_name(&self) -> Option<&str> {
+        match self {
+            Volume::Ephemeral(name) => Some(name),
+            Volume::AsWritten { volume, .. } => {
+                volume.ephemeral.as_ref().map(|_| volume.name.as_str())
+            }
+            _ => None,
         }
     }
 
     pub fn has_empty_dir(&self) -> bool {
-        match &self.source {
-            Source::EmptyDir => true,
-            Source::AsWritten { volume, .. } => volume.empty_dir.is_some(),
+        match self {
+            Volume::EmptyDir => true,
+            Volume::AsWritten { volume, .. } => volume.empty_dir.is_some(),
             _ => false,
         }
     }
@@ -102,8 +98,8 @@ impl Volume {
     /// The volume as written when it has an in-tree disk source (or several sources); a volume
     /// without is `None`, and has none of the in-tree sources.
     pub fn as_written(&self) -> Option<&k8s::Volume> {
-        match &self.source {
-            Source::AsWritten { volume, .. } => Some(volume),
+        match self {
+            Volume::AsWritten { volume, .. } => Some(volume),
             _ => None,
         }
     }
@@ -118,9 +114,9 @@ mod tests {
         Volume::from_k8s(&serde_json::from_value(v).unwrap(), &Interner::new())
     }
 
-    /// What the API server gives every pod keeps only its name.
+    /// What the API server gives every pod keeps nothing.
     #[test]
-    fn service_account_volume_keeps_its_name_only() {
+    fn service_account_volume_keeps_nothing() {
         let v = volume(
             json!({"name": "kube-api-access-x7k2p", "projected": {"sources": [
             {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
@@ -128,23 +124,23 @@ mod tests {
             {"downwardAPI": {"items": [{"path": "namespace",
                 "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}),
         );
-        assert_eq!(v.name, "kube-api-access-x7k2p");
-        assert!(matches!(v.source, Source::Other));
+        assert!(matches!(v, Volume::Other));
         assert_eq!(v.claim(), None);
-        assert!(!v.is_ephemeral() && !v.has_empty_dir() && v.as_written().is_none());
+        assert!(v.ephemeral_name().is_none() && !v.has_empty_dir() && v.as_written().is_none());
     }
 
     #[test]
     fn claim_ephemeral_and_empty_dir_are_compact() {
         let c = volume(json!({"name": "data",
             "persistentVolumeClaim": {"claimName": "db-0", "readOnly": true}}));
-        assert!(matches!(c.source, Source::Claim(_)));
+        assert!(matches!(c, Volume::Claim(_)));
         assert_eq!(c.claim().as_deref(), Some("db-0"));
         let e = volume(json!({"name": "scratch",
             "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}));
-        assert!(e.is_ephemeral() && e.claim().is_none() && !e.has_empty_dir());
+        assert_eq!(e.ephemeral_name(), Some("scratch"));
+        assert!(e.claim().is_none() && !e.has_empty_dir());
         let d = volume(json!({"name": "tmp", "emptyDir": {"medium": "Memory"}}));
-        assert!(d.has_empty_dir() && !d.is_ephemeral() && d.claim().is_none());
+        assert!(d.has_empty_dir() && d.ephemeral_name().is_none() && d.claim().is_none());
         assert!([&c, &e, &d].iter().all(|v| v.as_written().is_none()));
     }
 
@@ -167,7 +163,6 @@ mod tests {
             let kept = volume(v.clone());
             let written = kept.as_written().expect("kept as written");
             assert_eq!(serde_json::to_value(written).unwrap(), v, "{source}");
-            assert_eq!(kept.name, "disk");
         }
     }
 
@@ -177,7 +172,7 @@ mod tests {
         let v = volume(json!({"name": "odd", "emptyDir": {},
             "persistentVolumeClaim": {"claimName": "c"}}));
         assert_eq!(v.claim().as_deref(), Some("c"));
-        assert!(v.has_empty_dir() && !v.is_ephemeral());
+        assert!(v.has_empty_dir() && v.ephemeral_name().is_none());
         assert!(v.as_written().is_some());
     }
 }

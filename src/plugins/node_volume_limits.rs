@@ -15,7 +15,6 @@ use crate::model::cluster::Cluster;
 use crate::model::intern::Interner;
 use crate::model::node_info::NodeInfo;
 use crate::model::pod::Pod;
-use crate::model::volume::Volume;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::storage::v1::CSINode;
 use std::borrow::Cow;
@@ -161,9 +160,9 @@ fn inline_attachable(v: &k8s::Volume) -> Option<Attachable<'static>> {
 fn ephemeral_claim<'a>(
     cluster: &'a Cluster,
     pod: &Pod,
-    v: &Volume,
+    volume: &str,
 ) -> (String, Option<&'a Arc<k8s::PersistentVolumeClaim>>) {
-    let name = ephemeral_claim_name(&pod.name, v);
+    let name = ephemeral_claim_name(&pod.name, volume);
     let pvc = cluster
         .strings
         .get(&name)
@@ -181,8 +180,8 @@ fn new_pod_volumes(cx: &Cx) -> Vec<Result<Attachable<'static>, Status>> {
         let (name, pvc, ephemeral) = if let Some(c) = v.claim() {
             let pvc = cluster.pvcs.get(&(pod.namespace, c));
             (c.to_string(), pvc, false)
-        } else if v.is_ephemeral() {
-            let (name, pvc) = ephemeral_claim(cluster, pod, v);
+        } else if let Some(volume) = v.ephemeral_name() {
+            let (name, pvc) = ephemeral_claim(cluster, pod, volume);
             (name, pvc, true)
         } else {
             out.extend(v.as_written().and_then(inline_attachable).map(Ok));
@@ -277,8 +276,8 @@ fn attached_volumes<'a>(
         for v in &pod.volumes {
             let a = if v.claim().is_some() {
                 continue;
-            } else if v.is_ephemeral() {
-                let (_, pvc) = ephemeral_claim(cluster, pod, v);
+            } else if let Some(volume) = v.ephemeral_name() {
+                let (_, pvc) = ephemeral_claim(cluster, pod, volume);
                 let Some(pvc) = pvc else { continue };
                 ephemeral_claim_is_for_pod(pod, pvc).map_err(Status::error)?;
                 claim_attachable(cluster, pvc)
@@ -307,7 +306,7 @@ impl Plugin for NodeVolumeLimits {
     fn pre_filter(&self, cx: &Cx, state: &mut CycleState) -> (Status, PreFilterNodes) {
         let relevant = cx.pod.volumes.iter().any(|v| {
             v.claim().is_some()
-                || v.is_ephemeral()
+                || v.ephemeral_name().is_some()
                 || v.as_written()
                     .and_then(csi_translation::inline_plugin)
                     .is_some()

@@ -9,7 +9,6 @@ use crate::model::labels::{Labels, Operator, Requirement, Selector};
 use crate::model::node_selector::NodeSelector;
 use crate::model::pod::Pod;
 use crate::model::quantity::Quantity;
-use crate::model::volume::Volume;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -186,8 +185,8 @@ pub fn node_affinity_matches(affinity: Option<&NodeSelector>, labels: &Labels) -
 }
 
 /// `ephemeral.VolumeClaimName`.
-pub fn ephemeral_claim_name(pod_name: &str, volume: &Volume) -> String {
-    format!("{pod_name}-{}", volume.name)
+pub fn ephemeral_claim_name(pod_name: &str, volume_name: &str) -> String {
+    format!("{pod_name}-{volume_name}")
 }
 
 /// `ephemeral.VolumeIsForPod`: the claim is controlled by the pod.

@@ -62,12 +62,11 @@ fn ephemeral_missing(name: &str) -> String {
 /// The claim a volume uses (`persistentVolumeClaim` or generic ephemeral), with whether it is
 /// ephemeral; `None` for other volumes.
 fn volume_claim(pod: &Pod, v: &volume::Volume) -> Option<(String, bool)> {
-    if let Some(c) = v.claim() {
-        Some((c.to_string(), false))
-    } else if v.is_ephemeral() {
-        Some((ephemeral_claim_name(&pod.name, v), true))
-    } else {
-        None
+    match v.claim() {
+        Some(c) => Some((c.to_string(), false)),
+        None => v
+            .ephemeral_name()
+            .map(|volume| (ephemeral_claim_name(&pod.name, volume), true)),
     }
 }
 
