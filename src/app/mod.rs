@@ -137,7 +137,7 @@ pub fn main(plugin: Option<&str>) -> i32 {
                     eprintln!("\ndetail:\n{}", crate::term::escape(detail));
                 }
             } else {
-                eprintln!("error: {}", crate::term::escape(&f.to_string()));
+                render::say("error", &f.to_string());
             }
             f.code
         }

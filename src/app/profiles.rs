@@ -2,7 +2,7 @@
 //! the release's defaults, and which profile serves a pod.
 
 use super::Failure;
-use super::render::warn;
+use super::render::{say, warn};
 use super::source::Source;
 use crate::cli::{GlobalArgs, SchedulerArgs};
 use crate::framework::runner::Framework;
@@ -43,7 +43,7 @@ pub fn release(
     choice.gates = gates(args, choice.release)?;
     match (choice.inferred(), choice.warning()) {
         (true, Some(w)) => warn(&format!("{}: {w}", choice.describe())),
-        (true, None) => eprintln!("note: {}", crate::term::escape(&choice.describe())),
+        (true, None) => say("note", &choice.describe()),
         (false, Some(w)) => warn(&w),
         (false, None) => {}
     }
