@@ -91,7 +91,7 @@ impl Node {
             None => (status.and_then(|s| s.capacity.as_ref()), "status.capacity"),
         };
         let allocatable =
-            Resource::from_list(&resource_list(alloc_map, "Node", &name, field, strings)?);
+            Resource::from_list(&resource_list(alloc_map, "Node", name, field, strings)?);
         Ok(Node {
             name: strings.intern(name),
             labels: n

@@ -163,7 +163,7 @@ pub fn normalized_image_name(name: &str) -> std::borrow::Cow<'_, str> {
 pub(crate) fn resource_list(
     map: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
     kind: &'static str,
-    object: &dyn fmt::Display,
+    object: impl fmt::Display,
     field: impl fmt::Display,
     strings: &Interner,
 ) -> Result<ResourceList, ObjectError> {
@@ -260,7 +260,7 @@ impl Pod {
             let requests = resource_list(
                 c.resources.as_ref().and_then(|r| r.requests.as_ref()),
                 "Pod",
-                &object,
+                object,
                 format_args!("spec.{list}[{i}].resources.requests"),
                 strings,
             )?;
@@ -269,7 +269,7 @@ impl Pod {
                 Some(r) => Some(resource_list(
                     r.requests.as_ref(),
                     "Pod",
-                    &object,
+                    object,
                     "status.containerStatuses.resources.requests",
                     strings,
                 )?),
@@ -279,7 +279,7 @@ impl Pod {
                 Some(a) => Some(resource_list(
                     Some(a),
                     "Pod",
-                    &object,
+                    object,
                     "status.containerStatuses.allocatedResources",
                     strings,
                 )?),
@@ -318,7 +318,7 @@ impl Pod {
             resources.overhead = Some(resource_list(
                 Some(o),
                 "Pod",
-                &object,
+                object,
                 "spec.overhead",
                 strings,
             )?);
@@ -326,7 +326,7 @@ impl Pod {
         if let Some(r) = spec.resources.as_ref().and_then(|r| r.requests.as_ref())
             && r.keys().any(|k| supported_pod_level(k))
         {
-            let all = resource_list(Some(r), "Pod", &object, "spec.resources.requests", strings)?;
+            let all = resource_list(Some(r), "Pod", object, "spec.resources.requests", strings)?;
             let mut supported = ResourceList::new();
             for (n, q) in all.iter().filter(|(n, _)| supported_pod_level(n)) {
                 supported.set(n, q);

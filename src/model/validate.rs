@@ -65,12 +65,12 @@ const PREEMPTION_POLICIES: &[&str] = &["Never", "PreemptLowerPriority"];
 /// `field` names the list; it is written out only for an error.
 fn quantities<'m>(
     errs: &mut Errors,
-    field: &dyn Fn() -> String,
+    field: &dyn fmt::Display,
     map: Option<&'m BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
 ) -> BTreeMap<&'m str, Quantity> {
     let mut out = BTreeMap::new();
     for (name, q) in map.into_iter().flatten() {
-        let f = || format!("{}[{name}]", field());
+        let f = || format!("{field}[{name}]");
         match Quantity::parse(&q.0) {
             Err(e) => errs.push(&f(), format!("Invalid value: {:?}: {e}", q.0)),
             Ok(v) if v.is_negative() => errs.push(
@@ -111,8 +111,8 @@ fn quantities<'m>(
 /// `field` is the path of the `resources` checked, written out only for an error.
 fn resources(errs: &mut Errors, field: &dyn fmt::Display, r: Option<&k8s::ResourceRequirements>) {
     let Some(r) = r else { return };
-    let requests = quantities(errs, &|| format!("{field}.requests"), r.requests.as_ref());
-    let limits = quantities(errs, &|| format!("{field}.limits"), r.limits.as_ref());
+    let requests = quantities(errs, &format_args!("{field}.requests"), r.requests.as_ref());
+    let limits = quantities(errs, &format_args!("{field}.limits"), r.limits.as_ref());
     for (&name, req) in &requests {
         if let Some(lim) = limits.get(name)
             && req > lim
@@ -563,11 +563,7 @@ pub fn pod(p: &k8s::Pod) -> Result<(), Errors> {
     if let Some(r) = &spec.resources {
         pod_level_resources(&mut errs, spec, r);
     }
-    quantities(
-        &mut errs,
-        &|| "spec.overhead".into(),
-        spec.overhead.as_ref(),
-    );
+    quantities(&mut errs, &"spec.overhead", spec.overhead.as_ref());
     if let Some(node) = spec.node_name.as_deref().filter(|n| !n.is_empty()) {
         subdomain(&mut errs, "spec.nodeName", node);
         if spec
