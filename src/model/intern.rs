@@ -103,12 +103,29 @@ impl Str {
 
 /// The strings of one load, each stored once. Loads convert objects on several threads: the
 /// table is split in shards by hash, each behind its own lock, so they rarely wait for each
-/// other.
+/// other. A few strings (a namespace, `app`, `cpu`) are asked for by every object, so both
+/// threads would take the same shard's lock in turn, its cache line moving between their
+/// cores on every call: each worker thread first looks in a small table of its own, found by
+/// its thread index, whose lock no other thread takes.
 pub struct Interner {
     shards: Box<[Mutex<HashTable<Str>>]>,
+    recent: Box<[Recent]>,
 }
 
 const SHARD_BITS: u32 = 6;
+
+/// The strings one thread interned last, by the low bits of their hash; a newer string takes
+/// the place of an older one. Aligned to a cache line of its own, so threads never share one.
+#[repr(align(128))]
+struct Recent(Mutex<Box<[Option<Str>]>>);
+
+const RECENT_BITS: u32 = 12;
+
+impl Recent {
+    fn new() -> Recent {
+        Recent(Mutex::new(vec![None; 1 << RECENT_BITS].into_boxed_slice()))
+    }
+}
 
 impl Default for Interner {
     fn default() -> Self {
@@ -121,6 +138,9 @@ impl Interner {
         Interner {
             shards: (0..1 << SHARD_BITS)
                 .map(|_| Mutex::new(HashTable::with_capacity(1 << 10)))
+                .collect(),
+            recent: (0..rayon::current_num_threads())
+                .map(|_| Recent::new())
                 .collect(),
         }
     }
@@ -136,6 +156,22 @@ impl Interner {
     pub fn intern(&self, s: impl AsRef<str>) -> Str {
         let s = s.as_ref();
         let h = hash(s.as_bytes());
+        // A thread outside the pool (the main thread, a live read's) goes to the shards; so does
+        // one whose table is taken, which only a thread of another pool could do.
+        let recent = rayon::current_thread_index()
+            .and_then(|i| self.recent.get(i))
+            .and_then(|r| r.0.try_lock().ok());
+        let Some(mut recent) = recent else {
+            return self.shared(s, h);
+        };
+        let slot = &mut recent[h as usize & ((1 << RECENT_BITS) - 1)];
+        match *slot {
+            Some(found) if found.0.hash == h && found.0.text == s => found,
+            _ => *slot.insert(self.shared(s, h)),
+        }
+    }
+
+    fn shared(&self, s: &str, h: u64) -> Str {
         let mut shard = self.shard(h);
         if let Some(&found) = shard.find(h, |e| e.0.text == s) {
             return found;
@@ -278,6 +314,21 @@ mod tests {
         }
         assert_ne!(a, strings.intern("apps"));
         assert_eq!(strings.intern(""), Str::empty());
+    }
+
+    #[test]
+    fn worker_threads_get_the_strings_every_thread_gets() {
+        use rayon::prelude::*;
+        let strings = Interner::new();
+        let texts: Vec<String> = (0..20_000)
+            .map(|i| format!("value-{}", i % 5_000))
+            .collect();
+        let on_workers: Vec<Str> = texts.par_iter().map(|t| strings.intern(t)).collect();
+        for (text, found) in texts.iter().zip(on_workers) {
+            // Another thread's table, or none: the one copy all the same.
+            assert!(std::ptr::eq(strings.intern(text).0, found.0));
+            assert_eq!(found.as_str(), text);
+        }
     }
 
     #[test]
