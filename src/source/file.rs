@@ -27,24 +27,40 @@ pub fn load(path: &str) -> Result<Cluster, LoadError> {
 /// Reads a path given to `--snapshot` into a cluster.
 pub fn load_with(path: &str, limits: Limits, options: LoadOptions) -> Result<Cluster, LoadError> {
     if path == "-" {
-        let name = "<stdin>".to_string();
-        return build(
-            path,
-            [input::read_stdin(limits).map(|b| (name, b))],
-            options,
-        );
+        return load_stdin(limits, options);
     }
-    if let Some(streamed) = load_streamed(path, limits, options) {
+    let files: Vec<String> = input::files_under(Path::new(path))?
+        .iter()
+        .map(|file| file.display().to_string())
+        .collect();
+    let streams = files.iter().map(|name| {
+        let stream = input::stream_file(name, limits)?;
+        Some((name.as_str(), stream))
+    });
+    if let Some(streamed) = load_streams(path, streams, limits, options) {
         return streamed;
     }
     // Read lazily: one file's bytes in memory at a time.
-    let files = input::files_under(Path::new(path))?
-        .into_iter()
-        .map(|file| {
-            let name = file.display().to_string();
-            input::read_file(&name, limits).map(|bytes| (name, bytes))
-        });
-    build(path, files, options)
+    let whole = files.into_iter().map(|name| {
+        let bytes = input::read_file(&name, limits)?;
+        Ok((name, bytes))
+    });
+    build(path, whole, options)
+}
+
+/// Stdin, streamed as a file is from where it is spooled, or read whole.
+fn load_stdin(limits: Limits, options: LoadOptions) -> Result<Cluster, LoadError> {
+    let whole = |bytes| build("-", [Ok((input::STDIN.to_string(), bytes))], options);
+    let spooled = match input::spool_stdin(limits)? {
+        input::Stdin::Spooled(spooled) => spooled,
+        input::Stdin::Read(bytes) => return whole(bytes),
+    };
+    if let Some(mut stream) = spooled.stream()
+        && let Some(streamed) = load_stream("-", &mut stream, limits, options)
+    {
+        return streamed;
+    }
+    whole(spooled.read()?)
 }
 
 /// Reads one file's content (`name` labels it in messages) into a cluster.
@@ -56,36 +72,38 @@ pub fn load_bytes(name: &str, bytes: Vec<u8>) -> Result<Cluster, LoadError> {
     )
 }
 
-/// A file holding one JSON List (what `kubectl get -o json` and `snapshot` write), YAML documents,
-/// or one YAML List as `kubectl get -o yaml` lays it out, gzip-compressed or not, read as it
-/// streams: its objects are cut out as the text arrives and typed batch by batch, so memory holds
-/// a batch of the text, never all of it. `None` for anything else (a directory, stdin, several
-/// JSON documents, a List nested in the List, an anchor used across items) and on any error,
-/// however late: the general path then reads the input whole and answers exactly as it always
-/// did, errors and their line and column included.
-fn load_streamed(
-    path: &str,
-    limits: Limits,
-    options: LoadOptions,
-) -> Option<Result<Cluster, LoadError>> {
-    load_stream(
-        path,
-        &mut input::stream_file(path, limits)?,
-        limits,
-        options,
-    )
-}
-
-/// What `load_streamed` reads, from `reader`.
+/// One input holding one JSON List (what `kubectl get -o json` and `snapshot` write), YAML
+/// documents, or one YAML List as `kubectl get -o yaml` lays it out, gzip-compressed or not,
+/// read as it streams: its objects are cut out as the text arrives and typed batch by batch, so
+/// memory holds a batch of the text, never all of it. `None` for anything else (several JSON
+/// documents, a List nested in the List, an anchor used across items) and on any error, however
+/// late: the general path then reads the input whole and answers exactly as it always did,
+/// errors and their line and column included.
 fn load_stream(
     path: &str,
     reader: &mut dyn std::io::Read,
     limits: Limits,
     options: LoadOptions,
 ) -> Option<Result<Cluster, LoadError>> {
+    load_streams(path, [Some((path, reader))], limits, options)
+}
+
+/// The inputs `path` stands for (a file, or the files of a directory), each streamed as
+/// `load_stream` streams one, in order into one cluster, as `build` reads them whole into one;
+/// `None` as soon as one cannot be streamed (`None` among `inputs`: a pipe, a file past the
+/// limit) or turns out to need reading whole.
+fn load_streams<'n, R: std::io::Read>(
+    path: &str,
+    inputs: impl IntoIterator<Item = Option<(&'n str, R)>>,
+    limits: Limits,
+    options: LoadOptions,
+) -> Option<Result<Cluster, LoadError>> {
     let mut builder = ClusterBuilder::new(options);
     let mut tally = Tally::default();
-    stream_list(&mut builder, &mut tally, path, reader, limits).ok()?;
+    for input in inputs {
+        let (name, mut reader) = input?;
+        stream_list(&mut builder, &mut tally, name, &mut reader, limits).ok()?;
+    }
     tally.warn(&mut builder);
     Some(builder.finish().map_err(|errors| LoadError::Invalid {
         path: path.to_string(),
@@ -1879,6 +1897,58 @@ mod tests {
                 }
             }
         }
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+            /// A directory's files streamed into one cluster give what they give read whole,
+            /// objects of one name in two files included; and they are streamed when each of
+            /// them would be alone.
+            #[test]
+            fn several_streamed_agree(files in prop::collection::vec((prop::collection::vec(object(), 1..4), any::<bool>(), any::<bool>()), 1..4), piece in 1usize..64) {
+                let texts: Vec<String> = files
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (objects, list, apart))| {
+                        let text = render(objects, *list);
+                        // Names of their own, or the names other files use.
+                        if *apart { text.replace("  name: o", &format!("  name: f{i}o")) } else { text }
+                    })
+                    .collect();
+                let alone = texts.iter().all(|text| {
+                    let mut reader = Trickle { text: text.as_bytes(), piece };
+                    load_stream("t.yaml", &mut reader, Limits::default(), LoadOptions::default()).is_some()
+                });
+                let (streamed, whole) = several_answers(&texts, piece);
+                prop_assert_eq!(streamed.is_some(), alone, "{:?}", texts);
+                if let Some(streamed) = streamed {
+                    prop_assert_eq!(streamed, whole, "{:?}", texts);
+                }
+            }
+        }
+    }
+
+    /// Inputs read into one cluster, a directory's files as a whole: as they stream, each cut
+    /// across reads anywhere, or whole.
+    fn several_answers(
+        texts: &[String],
+        piece: usize,
+    ) -> (Option<Result<String, String>>, Result<String, String>) {
+        let names: Vec<String> = (0..texts.len()).map(|i| format!("d/{i}.yaml")).collect();
+        let streams = names.iter().zip(texts).map(|(name, text)| {
+            Some((
+                name.as_str(),
+                Trickle {
+                    text: text.as_bytes(),
+                    piece,
+                },
+            ))
+        });
+        let streamed = load_streams("d", streams, Limits::default(), LoadOptions::default());
+        let whole = names
+            .iter()
+            .zip(texts)
+            .map(|(name, text)| Ok((name.clone(), text.clone().into_bytes())));
+        let whole = build("d", whole, LoadOptions::default());
+        (streamed.map(answer), answer(whole))
     }
 
     mod streamed_and_whole {

@@ -8,7 +8,7 @@
 
 use super::load_error::LoadError;
 use std::fs::File;
-use std::io::{Read, Seek};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// The most one input may hold once read and decompressed, unless raised: about 8× the snapshot
@@ -153,11 +153,60 @@ fn is_gzip(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b])
 }
 
+/// What stdin is called in messages.
+pub(super) const STDIN: &str = "<stdin>";
+
 /// Stdin, whole and decompressed.
 pub fn read_stdin(limits: Limits) -> Result<Vec<u8>, LoadError> {
-    let input = Input::new("<stdin>", limits);
-    let raw = input.read_stream(&mut std::io::stdin().lock(), Vec::new())?;
-    input.decompressed(raw)
+    Input::new(STDIN, limits).read_unsized(&mut std::io::stdin().lock())
+}
+
+/// Stdin, ready to be read twice: as it streams, then whole if the stream is given up.
+pub(super) enum Stdin {
+    /// Kept as it came (compressed or not) in an unnamed temporary file, which is gone with the
+    /// process, however it ends.
+    Spooled(Spooled),
+    /// Whole and decompressed, as `read_stdin` reads it: no temporary file could be had, or its
+    /// disk filled up.
+    Read(Vec<u8>),
+}
+
+/// Stdin kept in a temporary file.
+pub(super) struct Spooled {
+    file: File,
+    limits: Limits,
+}
+
+impl Spooled {
+    /// As `stream_file` streams a regular file.
+    pub(super) fn stream(&self) -> Option<Box<dyn Read + '_>> {
+        let len = self.file.metadata().ok()?.len();
+        stream_opened(&self.file, len, self.limits)
+    }
+
+    /// Whole and decompressed, with the errors `read_stdin` gives.
+    pub(super) fn read(&self) -> Result<Vec<u8>, LoadError> {
+        let input = Input::new(STDIN, self.limits);
+        let mut file = &self.file;
+        file.rewind().map_err(|e| input.io(e))?;
+        let len = file.metadata().map_err(|e| input.io(e))?.len();
+        input.read_sized(file, len)
+    }
+}
+
+/// Stdin, spooled to a temporary file within the limit on one input (the bytes as they come, so
+/// a gzip bomb costs its compressed size on disk and is refused as it streams), or whole in
+/// memory when that cannot be.
+pub(super) fn spool_stdin(limits: Limits) -> Result<Stdin, LoadError> {
+    let input = Input::new(STDIN, limits);
+    let mut stdin = std::io::stdin().lock();
+    let Ok(file) = tempfile::tempfile() else {
+        return input.read_unsized(&mut stdin).map(Stdin::Read);
+    };
+    Ok(match input.spool(&mut stdin, file)? {
+        Ok(file) => Stdin::Spooled(Spooled { file, limits }),
+        Err(bytes) => Stdin::Read(bytes),
+    })
 }
 
 /// In-memory content (`name` labels it in messages), decompressed when it is gzip data.
@@ -174,16 +223,26 @@ pub(super) fn stream_file(path: &str, limits: Limits) -> Option<Box<dyn Read>> {
     if !std::fs::metadata(path).ok()?.is_file() {
         return None;
     }
-    let mut file = File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
+    let file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    stream_opened(file, len, limits)
+}
+
+/// A regular file of `len` bytes, from its start, as `stream_file` streams it.
+fn stream_opened<'f>(
+    mut file: impl Read + Seek + 'f,
+    len: u64,
+    limits: Limits,
+) -> Option<Box<dyn Read + 'f>> {
     let mut head = [0u8; 2];
+    file.rewind().ok()?;
     let n = (&mut file).take(2).read(&mut head).ok()?;
     file.rewind().ok()?;
     if is_gzip(&head[..n]) {
         return Some(Box::new(flate2::read::MultiGzDecoder::new(file)));
     }
     // Refused before it is read, as `read_file` refuses it.
-    (meta.len() <= limits.max_input).then(|| Box::new(file) as Box<dyn Read>)
+    (len <= limits.max_input).then(|| Box::new(file) as Box<dyn Read + 'f>)
 }
 
 /// A file, whole and decompressed.
@@ -193,30 +252,73 @@ pub fn read_file(path: &str, limits: Limits) -> Result<Vec<u8>, LoadError> {
     let meta = file.metadata().map_err(|e| input.io(e))?;
     if !meta.is_file() {
         // A pipe or a device: read as a stream is.
-        let raw = input.read_stream(&mut file, Vec::new())?;
-        return input.decompressed(raw);
+        return input.read_unsized(&mut file);
     }
-    let mut head = [0u8; 2];
-    let n = (&mut file)
-        .take(2)
-        .read(&mut head)
-        .map_err(|e| input.io(e))?;
-    file.rewind().map_err(|e| input.io(e))?;
-    if is_gzip(&head[..n]) {
-        return input.gunzip(file);
-    }
-    if meta.len() > limits.max_input {
-        return Err(input.too_large());
-    }
-    // The size is known: one allocation, and the stream's growth only if the file grows.
-    let mut buf = Vec::new();
-    let len = usize::try_from(meta.len()).unwrap_or(usize::MAX);
-    buf.try_reserve_exact(len)
-        .map_err(|_| input.out_of_memory(0))?;
-    input.read_stream(&mut file, buf)
+    input.read_sized(file, meta.len())
 }
 
 impl Input<'_> {
+    /// A stream of unknown length, whole and decompressed.
+    fn read_unsized(&self, reader: &mut impl Read) -> Result<Vec<u8>, LoadError> {
+        let raw = self.read_stream(reader, Vec::new())?;
+        self.decompressed(raw)
+    }
+
+    /// A regular file of `len` bytes, from where it is, whole and decompressed.
+    fn read_sized(&self, mut file: impl Read + Seek, len: u64) -> Result<Vec<u8>, LoadError> {
+        let mut head = [0u8; 2];
+        let n = (&mut file)
+            .take(2)
+            .read(&mut head)
+            .map_err(|e| self.io(e))?;
+        file.rewind().map_err(|e| self.io(e))?;
+        if is_gzip(&head[..n]) {
+            return self.gunzip(file);
+        }
+        if len > self.limits.max_input {
+            return Err(self.too_large());
+        }
+        // The size is known: one allocation, and the stream's growth only if the file grows.
+        let mut buf = Vec::new();
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        buf.try_reserve_exact(len)
+            .map_err(|_| self.out_of_memory(0))?;
+        self.read_stream(&mut file, buf)
+    }
+
+    /// Copies `reader` into `spool`, refusing it past the limit as `read_stream` does. When
+    /// `spool` refuses a write (its disk is full), `Err` with what it held and the rest of
+    /// `reader`, whole and decompressed, as `read_unsized` reads them.
+    fn spool<S: Read + Write + Seek>(
+        &self,
+        reader: &mut impl Read,
+        mut spool: S,
+    ) -> Result<Result<S, Vec<u8>>, LoadError> {
+        let mut chunk = vec![0u8; CHUNK];
+        let mut held = 0u64;
+        loop {
+            let n = read_chunk(reader, &mut chunk).map_err(|e| self.io(e))?;
+            if n == 0 {
+                return Ok(Ok(spool));
+            }
+            if held + n as u64 > self.limits.max_input {
+                return Err(self.too_large());
+            }
+            if spool.write_all(&chunk[..n]).is_ok() {
+                held += n as u64;
+                continue;
+            }
+            spool.rewind().map_err(|e| self.io(e))?;
+            let mut raw = self.read_stream(&mut spool.take(held), Vec::new())?;
+            if raw.len() as u64 != held {
+                return Err(self.io(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+            self.append(&mut raw, &chunk[..n], Input::too_large)?;
+            let raw = self.read_stream(reader, raw)?;
+            return self.decompressed(raw).map(Err);
+        }
+    }
+
     /// A stream of unknown length (stdin, a pipe, a device), whole, within the limit.
     fn read_stream(&self, reader: &mut impl Read, mut buf: Vec<u8>) -> Result<Vec<u8>, LoadError> {
         let mut chunk = vec![0u8; CHUNK];
@@ -438,6 +540,120 @@ mod tests {
         let bytes = read_file(path.to_str().unwrap(), Limits::default()).unwrap();
         assert_eq!(bytes, b"kind: List\n");
         assert_eq!(bytes.capacity(), bytes.len());
+    }
+
+    /// A spool on a disk with room for `room` bytes.
+    #[derive(Debug)]
+    struct SmallDisk {
+        spool: std::io::Cursor<Vec<u8>>,
+        room: usize,
+    }
+
+    impl Write for SmallDisk {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.spool.get_ref().len() + buf.len() > self.room {
+                return Err(std::io::ErrorKind::StorageFull.into());
+            }
+            self.spool.write(buf)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Read for SmallDisk {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.spool.read(buf)
+        }
+    }
+
+    impl Seek for SmallDisk {
+        fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+            self.spool.seek(pos)
+        }
+    }
+
+    #[test]
+    fn stdin_is_spooled_as_it_came_within_the_limit() {
+        let text: Vec<u8> = (0..3 * CHUNK + 7).map(|i| b'a' + (i % 26) as u8).collect();
+        let gz = gzip(&text);
+        let input = Input::new(STDIN, Limits::default());
+        let disk = |room| SmallDisk {
+            spool: std::io::Cursor::new(Vec::new()),
+            room,
+        };
+        for raw in [&text, &gz] {
+            let Ok(Ok(spooled)) = input.spool(&mut &raw[..], disk(usize::MAX)) else {
+                panic!("not spooled");
+            };
+            assert!(spooled.spool.into_inner() == *raw);
+            // The disk fills up part way: what it held and the rest, read whole and decompressed.
+            let Ok(Err(read)) = input.spool(&mut &raw[..], disk(raw.len() / 2)) else {
+                panic!("spooled on a full disk");
+            };
+            assert!(read == text);
+        }
+        let at = |max_input| Input::new(STDIN, Limits { max_input });
+        let err = at(text.len() as u64 - 1)
+            .spool(&mut &text[..], disk(usize::MAX))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "<stdin>: holds more than {}, the limit for one input (--max-input-size raises it)",
+                text.len() - 1
+            )
+        );
+        assert!(
+            at(text.len() as u64)
+                .spool(&mut &text[..], disk(usize::MAX))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn spooled_stdin_streams_and_reads_as_stdin_does() {
+        let text = b"kind: List\nitems: []\n".repeat(10_000);
+        let limits = Limits::default();
+        for raw in [text.clone(), gzip(&text)] {
+            let spooled = Spooled {
+                file: tempfile::tempfile().unwrap(),
+                limits,
+            };
+            (&spooled.file).write_all(&raw).unwrap();
+            let mut streamed = Vec::new();
+            spooled
+                .stream()
+                .unwrap()
+                .read_to_end(&mut streamed)
+                .unwrap();
+            assert!(streamed == text);
+            // Read again whole, from wherever the stream left it.
+            assert!(spooled.read().unwrap() == text);
+            assert!(spooled.read().unwrap() == read_bytes(STDIN, raw, limits).unwrap());
+        }
+        let gz = gzip(&text);
+        let cut = gz[..gz.len() - 6].to_vec();
+        let spooled = Spooled {
+            file: tempfile::tempfile().unwrap(),
+            limits,
+        };
+        (&spooled.file).write_all(&cut).unwrap();
+        assert_eq!(
+            spooled.read().unwrap_err().to_string(),
+            read_bytes(STDIN, cut, limits).unwrap_err().to_string()
+        );
+        let small = Limits { max_input: 1000 };
+        let spooled = Spooled {
+            file: tempfile::tempfile().unwrap(),
+            limits: small,
+        };
+        (&spooled.file).write_all(&gz).unwrap();
+        assert_eq!(
+            spooled.read().unwrap_err().to_string(),
+            read_bytes(STDIN, gz, small).unwrap_err().to_string()
+        );
     }
 
     #[test]
