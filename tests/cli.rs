@@ -489,6 +489,169 @@ fn snapshots_from_stdin_gzip_and_directories() {
     assert_eq!(from_stdin, from_dir);
 }
 
+/// `kubectl-sched ARGS` with `stdin` and, if given, `TMPDIR`: exit code, stdout, stderr.
+fn run_on(args: &[&str], stdin: &[u8], tmpdir: Option<&std::path::Path>) -> (i32, String, String) {
+    let mut c = sched();
+    if let Some(dir) = tmpdir {
+        c.env("TMPDIR", dir);
+    }
+    let out = c.args(args).write_stdin(stdin).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn gzipped(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut enc, bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// Stdin (streamed from the temporary file it is spooled to, or read whole where no temporary
+/// file can be had) answers as the same text in a file, gzip-compressed or not; its errors are
+/// the same, naming `<stdin>`.
+#[test]
+fn stdin_answers_and_fails_as_a_file() {
+    fn whatif<'a>(snapshot: &'a str, pod: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+        [
+            &["whatif", "--snapshot", snapshot, "-f", pod, "-o", "json"],
+            extra,
+        ]
+        .concat()
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let gz = root().join("fixtures/clusters/generated-150.json.gz");
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap()),
+        &mut json,
+    )
+    .unwrap();
+    let file = dir.path().join("cluster.json");
+    std::fs::write(&file, &json).unwrap();
+    let file = file.to_str().unwrap();
+    let no_tmp = dir.path().join("no-such-dir");
+    let gateway = pod("gen-gateway.yaml");
+    let expected = run(&whatif(file, &gateway, &[]));
+    assert_eq!(expected.0, 0, "{}", expected.2);
+    for stdin in [json.clone(), gzipped(&json)] {
+        for tmpdir in [None, Some(no_tmp.as_path())] {
+            assert_eq!(
+                run_on(&whatif("-", &gateway, &[]), &stdin, tmpdir),
+                expected
+            );
+        }
+    }
+    // Errors: past the limit, before and after decompression; gzip cut short; a syntax error,
+    // at its line and column.
+    let limit = (json.len() - 1).to_string();
+    let half_limit = (json.len() / 2).to_string();
+    let expands = format!("expands past {half_limit} when decompressed");
+    let mut broken = json.clone();
+    let half = broken.len() / 2;
+    let colon = broken[half..].windows(2).position(|w| w == b"\":").unwrap();
+    broken[half + colon + 1] = b'#';
+    let gz = gzipped(&json);
+    let cases: [(Vec<u8>, &[&str], &str); 4] = [
+        (
+            json.clone(),
+            &["--max-input-size", &limit],
+            "holds more than",
+        ),
+        (gzipped(&json), &["--max-input-size", &half_limit], &expands),
+        (
+            gz[..gz.len() / 2].to_vec(),
+            &[],
+            "cannot decompress gzip data",
+        ),
+        (broken, &[], ""),
+    ];
+    for (stdin, extra, says) in cases {
+        let (code, out, err) = run_on(&whatif("-", &gateway, extra), &stdin, None);
+        assert_eq!((code, out.as_str()), (2, ""), "{err}");
+        assert!(err.contains("<stdin>:"), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert_eq!(
+            run_on(&whatif("-", &gateway, extra), &stdin, Some(&no_tmp)),
+            (code, out, err.clone())
+        );
+        let named = dir.path().join("named.json");
+        std::fs::write(&named, &stdin).unwrap();
+        let (_, _, from_file) = run(&whatif(named.to_str().unwrap(), &gateway, extra));
+        assert_eq!(from_file.replace(named.to_str().unwrap(), "<stdin>"), err);
+    }
+}
+
+/// A directory's files, streamed one after the other into one cluster, answer as the same
+/// objects in one file; a directory with a file that cannot be streamed (a List nested in a
+/// List) is read whole, with the same answer; objects of one name in two files are refused
+/// either way, with the same error.
+#[test]
+fn directories_answer_as_one_file() {
+    let gz = root().join("fixtures/clusters/generated-150.json.gz");
+    let list: serde_json::Value = serde_json::from_reader(flate2::read::GzDecoder::new(
+        std::fs::File::open(&gz).unwrap(),
+    ))
+    .unwrap();
+    let items = list["items"].as_array().unwrap();
+    let third = items.len() / 3;
+    let as_list = |items: &[serde_json::Value]| {
+        serde_json::to_vec(&serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}))
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let split = dir.path().join("split");
+    std::fs::create_dir(&split).unwrap();
+    std::fs::write(split.join("a.json"), as_list(&items[..third])).unwrap();
+    std::fs::write(
+        split.join("b.json.gz"),
+        gzipped(&as_list(&items[third..2 * third])),
+    )
+    .unwrap();
+    let documents: String = items[2 * third..]
+        .iter()
+        .map(|o| format!("---\n{}", serde_saphyr::to_string(o).unwrap()))
+        .collect();
+    std::fs::write(split.join("c.yaml"), documents).unwrap();
+    let one = dir.path().join("one.json");
+    std::fs::write(&one, as_list(items)).unwrap();
+    let gateway = pod("gen-gateway.yaml");
+    let whatif = |snapshot: &std::path::Path| {
+        run(&[
+            "whatif",
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+            "-f",
+            &gateway,
+            "-o",
+            "json",
+        ])
+    };
+    let expected = whatif(&one);
+    assert_eq!(expected.0, 0, "{}", expected.2);
+    assert_eq!(whatif(&split), expected);
+    // Nothing more, in a layout only the general path reads.
+    let nested = split.join("d.json");
+    std::fs::write(&nested, r#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"List","items":[]}]}"#).unwrap();
+    assert_eq!(whatif(&split), expected);
+    std::fs::remove_file(&nested).unwrap();
+    // The first node again, in a file of its own.
+    std::fs::write(split.join("e.json"), as_list(&items[..1])).unwrap();
+    let streamed = whatif(&split);
+    assert_eq!(streamed.0, 2, "{}", streamed.2);
+    assert!(
+        streamed
+            .2
+            .contains(&format!("{}: invalid objects:", split.display())),
+        "{}",
+        streamed.2
+    );
+    std::fs::write(&nested, r#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"List","items":[]}]}"#).unwrap();
+    assert_eq!(whatif(&split), streamed);
+}
+
 #[test]
 fn billion_laughs_is_an_error_not_an_oom() {
     let dir = tempfile::tempdir().unwrap();
