@@ -5,6 +5,8 @@
 //! decompressed as it is read; when it expands past what is worth keeping before its size is
 //! known, the rest is only counted, so a gzip bomb is refused having held little, and an input
 //! within the limit is decompressed again into a buffer of the size found.
+//! Stdin is copied as it comes into an unnamed temporary file, so that it can be streamed and
+//! still be read whole when streaming gives up.
 
 use super::load_error::LoadError;
 use std::fs::File;
