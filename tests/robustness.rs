@@ -108,11 +108,15 @@ fn gzip_bombs_stop_at_the_input_limit() {
     );
 }
 
-/// `kubectl-sched args…` under `ulimit -v kb` (no limit for `None`); `None` when this system's
-/// shell cannot set one.
-fn run_limited(kb: Option<&str>, args: &[&str]) -> Option<Run> {
+/// `kubectl-sched args…` under `ulimit -v kb` (no limit for `None`), reading the file `stdin`
+/// if given; `None` when this system's shell cannot set a limit.
+fn run_limited(kb: Option<&str>, args: &[&str], stdin: Option<&str>) -> Option<Run> {
     let limit = kb.map_or(String::new(), |kb| format!("ulimit -v {kb} || exit 99; "));
-    let out = std::process::Command::new("sh")
+    let mut command = std::process::Command::new("sh");
+    if let Some(file) = stdin {
+        command.stdin(std::fs::File::open(file).unwrap());
+    }
+    let out = command
         .arg("-c")
         .arg(format!("{limit}exec \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_kubectl-sched"))
@@ -175,13 +179,17 @@ fn what_will_be_refused_costs_little_memory_even_under_a_limit() {
     ];
     for (file, message, limits) in cases {
         for &kb in limits {
-            let Some(r) = run_limited(kb, &["whatif", "--snapshot", file, "-f", &pod]) else {
+            let Some(r) = run_limited(kb, &["whatif", "--snapshot", file, "-f", &pod], None) else {
                 eprintln!("skipped: `ulimit -v` is not available here");
                 return;
             };
             refused(&r, &[file, message]);
         }
     }
+    // From stdin, spooled to a temporary file as it came: the same bound, the same refusal.
+    let from_stdin = ["whatif", "--snapshot", "-", "-f", &pod];
+    let r = run_limited(Some("600000"), &from_stdin, bomb.to_str()).unwrap();
+    refused(&r, &[&format!("<stdin>: {expands}")]);
 }
 
 #[test]
