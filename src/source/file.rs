@@ -5,7 +5,7 @@ use super::decode::Decoder;
 use super::input;
 pub use super::input::Limits;
 pub use super::load_error::LoadError;
-use super::split::ListSplitter;
+use super::split::{Cut, ListSplitter, Piece};
 use super::{Object, Reading};
 use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod, convert_pod};
 use crate::model::error::ObjectError;
@@ -202,38 +202,57 @@ fn stream_json_list(
     path: &str,
     chunks: &mut Chunks,
 ) -> Result<(), LoadError> {
-    let mut batches = Batches::new(builder, tally, |i, item: &Vec<u8>| {
-        let text = std::str::from_utf8(item).map_err(|_| read_whole(path))?;
-        // Read as `collect_raw` reads an item, which is what refuses a syntax error in one of a
-        // kind that is skipped unparsed, or a `kind` written twice; a List among the items is
-        // flattened by the general path.
-        let peek: Peek = serde_json::from_str(text).map_err(|_| read_whole(path))?;
-        if !text.starts_with('{') || is_list(&peek.kind()) {
+    let item = |i, piece: Piece| {
+        if piece.text.len() > STREAM_HELD {
             return Err(read_whole(path));
         }
+        let text = std::str::from_utf8(piece.text).map_err(|_| read_whole(path))?;
+        // What the general path refuses or reads otherwise is left to it: an item that is no
+        // object; a `kind` or `items` written twice, or a key written with escapes (there
+        // serde_json's answer is another than a look at the keys); a List among the items,
+        // which it flattens.
+        if !text.starts_with('{') || !piece.plain_keys {
+            return Err(read_whole(path));
+        }
+        let listed = match top_level_string(text, "kind") {
+            Some(kind) => is_list(kind),
+            // Absent, not a string, or a string written with escapes: serde_json says which.
+            None => {
+                let peek: Peek = serde_json::from_str(text).map_err(|_| read_whole(path))?;
+                is_list(&peek.kind())
+            }
+        };
+        if listed {
+            return Err(read_whole(path));
+        }
+        // A syntax error is refused when the item is typed or read as a value, and a kind that
+        // is skipped is read through.
         json_item(path, i, text)
-    });
+    };
     let mut splitter = ListSplitter::default();
-    let mut items = Vec::new();
+    let mut cut = Cut::default();
+    // Items typed before those in `cut`.
+    let mut typed = 0;
     loop {
         let bytes = chunks.next(path)?;
         if bytes.is_empty() {
             break;
         }
         splitter
-            .feed(bytes, &mut items)
+            .feed_cut(bytes, &mut cut)
             .map_err(|_| read_whole(path))?;
         if splitter.held() > STREAM_HELD {
             return Err(read_whole(path));
         }
-        for item in items.drain(..) {
-            if item.len() > STREAM_HELD {
-                return Err(read_whole(path));
-            }
-            batches.push(item)?;
+        // A batch at a time, as `Batches` types them.
+        let mut batched = 0;
+        while cut.items().len() - batched >= BATCH {
+            typed += add_cut(builder, tally, &cut, batched..batched + BATCH, typed, &item)?;
+            batched += BATCH;
         }
+        cut.take(batched);
     }
-    batches.flush()?;
+    add_cut(builder, tally, &cut, 0..cut.items().len(), typed, &item)?;
     let shell = splitter.finish().map_err(|_| read_whole(path))?;
     let shell = std::str::from_utf8(&shell).map_err(|_| read_whole(path))?;
     let mut documents = serde_json::Deserializer::from_str(shell).into_iter::<&RawValue>();
@@ -249,6 +268,22 @@ fn stream_json_list(
     } else {
         Err(read_whole(path))
     }
+}
+
+/// Types the items `range` of `cut`, the first of them the `typed`-th of the input; how many.
+fn add_cut(
+    builder: &mut ClusterBuilder,
+    tally: &mut Tally,
+    cut: &Cut,
+    range: std::ops::Range<usize>,
+    typed: usize,
+    item: &(impl Fn(usize, Piece) -> Result<Vec<Item>, LoadError> + Sync),
+) -> Result<usize, LoadError> {
+    let items = &cut.items()[range];
+    add_batched(builder, tally, items, &mut 0, |i, c| {
+        item(typed + i, cut.piece(c))
+    })?;
+    Ok(items.len())
 }
 
 /// YAML documents, or one List laid out as `kubectl get -o yaml` writes it, cut line by line as
@@ -1484,6 +1519,9 @@ fn json_item(path: &str, index: usize, text: &str) -> Result<Vec<Item>, LoadErro
     };
     let name = || object_name(&serde_json::from_str::<Value>(text).unwrap_or(Value::Null));
     if let Some(skipped) = check_kind(path, kind, api_version, name)? {
+        // Read through all the same: its syntax is the input's (a streamed item has had no
+        // other reading).
+        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| json_syntax(path, &e))?;
         return Ok(vec![Item::Skipped(skipped)]);
     }
     match fast_item(
@@ -2112,6 +2150,12 @@ mod tests {
                 r#"{"kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"},"kind":"Pod"}]}"#.to_string(),
                 r#"{"kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"},"items":1,"items":2}]}"#.to_string(),
                 format!(r#"{{"kind":"List","\u0069tems":[{namespace}]}}"#),
+                // A `kind` written with escapes beside a plain one.
+                format!(r#"{{"kind":"List","items":[{namespace},{{"apiVersion":"v1","k\u0069nd":"Namespace","kind":"Namespace","metadata":{{"name":"b"}}}}]}}"#),
+                // A List among the items, its kind written with escapes.
+                format!(r#"{{"kind":"List","items":[{namespace},{{"kind":"L\u0069st","items":[]}}]}}"#),
+                // A syntax error in a field of a typed kind that the type does not have.
+                format!(r#"{{"kind":"List","items":[{namespace},{{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"b"}},"x":{{"a":1,}}}}]}}"#),
             ];
             for text in texts {
                 let mut reader = Trickle {
@@ -2125,6 +2169,36 @@ mod tests {
                     LoadOptions::default(),
                 );
                 assert!(streamed.is_none(), "{text}");
+            }
+        }
+
+        /// `kind` and `items` where the item's own keys are not: in its fields, in strings, as
+        /// values; an item of a skipped kind, read through. These are still streamed.
+        #[test]
+        fn keys_below_the_top_are_streamed() {
+            let text = r#"{"kind":"List","items":[
+                {"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a","annotations":{"kind":"List","items":"[]"}}},
+                {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"kind":"x","items":"y"}},
+                {"apiVersion":"v1","kind":"Namespace","metadata":{"name":"b","labels":{"kind":"\"kind\""}},"x":"kind"}
+            ]}"#;
+            for piece in [1, 7, STREAM_CHUNK] {
+                let mut reader = Trickle {
+                    text: text.as_bytes(),
+                    piece,
+                };
+                let streamed = load_stream(
+                    "t.json",
+                    &mut reader,
+                    Limits::default(),
+                    LoadOptions::default(),
+                )
+                .expect("streamed");
+                let streamed = answer(streamed);
+                assert!(streamed.is_ok(), "{streamed:?}");
+                assert_eq!(
+                    streamed,
+                    answer(load_bytes("t.json", text.as_bytes().to_vec()))
+                );
             }
         }
 

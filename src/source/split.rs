@@ -26,6 +26,63 @@ pub fn syntax(what: &str) -> serde_json::Error {
     serde::de::Error::custom(format!("{what} in the list's items"))
 }
 
+/// The items a splitter has cut out, one after another in one buffer: a batch of items costs one
+/// allocation, kept from batch to batch, not one each.
+#[derive(Default)]
+pub struct Cut {
+    bytes: Vec<u8>,
+    items: Vec<CutItem>,
+}
+
+/// Where an item lies in its `Cut`, and what its top-level keys are.
+#[derive(Clone, Copy, Debug)]
+pub struct CutItem {
+    start: usize,
+    end: usize,
+    plain_keys: bool,
+}
+
+/// An item's text, and whether its top-level keys are plain: none written with escapes, and
+/// neither `kind` nor `items` written twice. Then a reader looking for those keys in the text
+/// finds them where serde_json does, once, and need not parse the item to know.
+#[derive(Clone, Copy, Debug)]
+pub struct Piece<'c> {
+    pub text: &'c [u8],
+    pub plain_keys: bool,
+}
+
+impl Cut {
+    /// The items cut out and not yet taken.
+    pub fn items(&self) -> &[CutItem] {
+        &self.items
+    }
+
+    pub fn piece(&self, item: &CutItem) -> Piece<'_> {
+        Piece {
+            text: &self.bytes[item.start..item.end],
+            plain_keys: item.plain_keys,
+        }
+    }
+
+    /// Forgets the first `n` items; the item being cut stays.
+    pub fn take(&mut self, n: usize) {
+        let Some(last) = n.checked_sub(1).map(|i| self.items[i]) else {
+            return;
+        };
+        self.bytes.drain(..last.end);
+        self.items.drain(..n);
+        for item in &mut self.items {
+            item.start -= last.end;
+            item.end -= last.end;
+        }
+    }
+
+    /// Where the item being cut starts.
+    fn open(&self) -> usize {
+        self.items.last().map_or(0, |i| i.end)
+    }
+}
+
 /// Splits a JSON list object, fed piece by piece, into the texts of its `items` and the rest.
 pub struct ListSplitter {
     state: State,
@@ -37,14 +94,23 @@ pub struct ListSplitter {
     /// The last piece ended in a backslash inside a string: the next byte is escaped.
     escaped: bool,
     /// In the shell at depth 1, where the string being read (a key, maybe) starts in `shell`.
-    key_start: Option<usize>,
+    shell_key_start: Option<usize>,
     /// The last complete string at depth 1 was `"items"`, and then its colon was read.
     items_key: bool,
     items_value: bool,
     shell: Vec<u8>,
-    item: Vec<u8>,
-    /// The length of the last item: the next is likely alike.
-    last_len: usize,
+    /// Bytes of the item being cut, read so far.
+    item_len: usize,
+    /// In the item's object, the next string is a key.
+    expect_key: bool,
+    /// Where the top-level key being read starts in the item.
+    key_start: Option<usize>,
+    /// The item's top-level keys, as ranges of it, until it is whole.
+    keys: Vec<(usize, usize)>,
+    /// A top-level key of the item is written with an escape.
+    escaped_key: bool,
+    /// Where `feed` cuts items to before handing them out one by one.
+    owned: Cut,
 }
 
 impl Default for ListSplitter {
@@ -55,12 +121,16 @@ impl Default for ListSplitter {
             item_depth: 0,
             in_string: false,
             escaped: false,
-            key_start: None,
+            shell_key_start: None,
             items_key: false,
             items_value: false,
             shell: Vec::new(),
-            item: Vec::new(),
-            last_len: 0,
+            item_len: 0,
+            expect_key: false,
+            key_start: None,
+            keys: Vec::new(),
+            escaped_key: false,
+            owned: Cut::default(),
         }
     }
 }
@@ -72,10 +142,21 @@ impl ListSplitter {
         chunk: &[u8],
         items: &mut Vec<Vec<u8>>,
     ) -> Result<(), serde_json::Error> {
+        let mut cut = std::mem::take(&mut self.owned);
+        let fed = self.feed_cut(chunk, &mut cut);
+        items.extend(cut.items().iter().map(|i| cut.piece(i).text.to_vec()));
+        cut.take(cut.items().len());
+        self.owned = cut;
+        fed
+    }
+
+    /// Reads the next piece of the body; the items it completes are appended to `cut`, where
+    /// the item it starts and does not complete is kept too.
+    pub fn feed_cut(&mut self, chunk: &[u8], cut: &mut Cut) -> Result<(), serde_json::Error> {
         let mut i = 0;
         while i < chunk.len() {
             match self.state {
-                State::Item => i = self.item_bytes(chunk, i, items),
+                State::Item => i = self.item_bytes(chunk, i, cut),
                 State::Between { item_read, comma } => {
                     let b = chunk[i];
                     match b {
@@ -95,7 +176,6 @@ impl ListSplitter {
                         _ => {
                             self.state = State::Item;
                             self.item_depth = 0;
-                            self.item = Vec::with_capacity(self.last_len + self.last_len / 8);
                             continue;
                         }
                     }
@@ -133,7 +213,7 @@ impl ListSplitter {
         if self.in_string {
             if closes_string(&mut self.escaped, b) {
                 self.in_string = false;
-                if let Some(start) = self.key_start.take() {
+                if let Some(start) = self.shell_key_start.take() {
                     self.items_key = &self.shell[start..] == b"\"items\"";
                 }
             }
@@ -144,7 +224,7 @@ impl ListSplitter {
             b'"' => {
                 self.in_string = true;
                 if self.depth == 1 {
-                    self.key_start = Some(self.shell.len() - 1);
+                    self.shell_key_start = Some(self.shell.len() - 1);
                 }
                 self.items_key = false;
             }
@@ -174,8 +254,10 @@ impl ListSplitter {
     }
 
     /// Bytes of an item from `i`; returns where the item's bytes in `chunk` end.
-    fn item_bytes(&mut self, chunk: &[u8], mut i: usize, items: &mut Vec<Vec<u8>>) -> usize {
+    fn item_bytes(&mut self, chunk: &[u8], mut i: usize, cut: &mut Cut) -> usize {
         let start = i;
+        // Where a byte of `chunk` is in the item.
+        let in_item = self.item_len.wrapping_sub(start);
         let mut done = false;
         while i < chunk.len() {
             if self.escaped {
@@ -190,8 +272,12 @@ impl ListSplitter {
                         i += k;
                         if chunk[i] == b'\\' {
                             self.escaped = true;
+                            self.escaped_key |= self.key_start.is_some();
                         } else {
                             self.in_string = false;
+                            if let Some(key) = self.key_start.take() {
+                                self.keys.push((key, in_item.wrapping_add(i + 1)));
+                            }
                         }
                         i += 1;
                     }
@@ -199,8 +285,17 @@ impl ListSplitter {
                 continue;
             }
             match chunk[i] {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.item_depth += 1,
+                b'"' => {
+                    self.in_string = true;
+                    if self.item_depth == 1 && std::mem::take(&mut self.expect_key) {
+                        self.key_start = Some(in_item.wrapping_add(i));
+                    }
+                }
+                b',' if self.item_depth == 1 => self.expect_key = true,
+                b'{' | b'[' => {
+                    self.item_depth += 1;
+                    self.expect_key = self.item_depth == 1 && chunk[i] == b'{';
+                }
                 b'}' | b']' if self.item_depth > 0 => {
                     self.item_depth -= 1;
                     if self.item_depth == 0 {
@@ -219,16 +314,34 @@ impl ListSplitter {
             }
             i += 1;
         }
-        self.item.extend_from_slice(&chunk[start..i]);
+        cut.bytes.extend_from_slice(&chunk[start..i]);
+        self.item_len += i - start;
         if done {
-            self.finish_item(items);
+            self.finish_item(cut);
         }
         i
     }
 
-    fn finish_item(&mut self, items: &mut Vec<Vec<u8>>) {
-        self.last_len = self.item.len();
-        items.push(std::mem::take(&mut self.item));
+    fn finish_item(&mut self, cut: &mut Cut) {
+        let start = cut.open();
+        let item = &cut.bytes[start..];
+        let written = |key: &[u8]| {
+            self.keys
+                .iter()
+                .filter(|&&(from, to)| &item[from..to] == key)
+                .count()
+        };
+        let plain_keys =
+            !self.escaped_key && written(b"\"kind\"") <= 1 && written(b"\"items\"") <= 1;
+        cut.items.push(CutItem {
+            start,
+            end: cut.bytes.len(),
+            plain_keys,
+        });
+        self.item_len = 0;
+        self.keys.clear();
+        self.escaped_key = false;
+        self.expect_key = false;
         self.state = State::Between {
             item_read: true,
             comma: false,
@@ -237,7 +350,7 @@ impl ListSplitter {
 
     /// Bytes held between pieces: the item being cut and the list outside its items.
     pub fn held(&self) -> usize {
-        self.item.len() + self.shell.len()
+        self.item_len + self.shell.len()
     }
 
     /// At the end of the body: the list with its items emptied, for serde_json to read.
@@ -456,6 +569,42 @@ mod tests {
                 assert_eq!(Value::Array(items), expected["items"], "cut at {a}, {b}");
                 assert_eq!(shell["metadata"], expected["metadata"]);
                 assert_eq!(shell["z"], expected["z"]);
+            }
+        }
+    }
+
+    /// Whether an item's top-level keys are plain, wherever the pieces are cut.
+    #[test]
+    fn plain_keys_at_every_cut() {
+        let cases = [
+            (
+                r#"{"kind":"Pod","metadata":{"kind":"x","items":[]},"items":"kind"}"#,
+                true,
+            ),
+            (
+                r#"{ "apiVersion" : "v1" , "kind" : "Pod" , "x" : ["kind", "kind"] }"#,
+                true,
+            ),
+            (r#"{"a":"\"kind\"","kind":"Pod","b":{"kind":1}}"#, true),
+            (r#"{"kind":"Pod","spec":{},"kind":"Node"}"#, false),
+            (r#"{"items":1, "items":2}"#, false),
+            (r#"{"k\u0069nd":"Pod"}"#, false),
+            (r#"{"a\"b":1}"#, false),
+            (r#"{"x":"a\"b","kind":"\u0050od"}"#, true),
+        ];
+        for (item, plain) in cases {
+            let text = format!(r#"{{"kind":"List","items":[{item},{{"kind":"Pod"}}]}}"#);
+            let text = text.as_bytes();
+            for at in 0..text.len() {
+                let mut s = ListSplitter::default();
+                let mut cut = Cut::default();
+                s.feed_cut(&text[..at], &mut cut).unwrap();
+                s.feed_cut(&text[at..], &mut cut).unwrap();
+                let pieces: Vec<_> = cut.items().iter().map(|i| cut.piece(i)).collect();
+                assert_eq!(pieces.len(), 2, "{item} cut at {at}");
+                assert_eq!(pieces[0].text, item.as_bytes(), "cut at {at}");
+                assert_eq!(pieces[0].plain_keys, plain, "{item} cut at {at}");
+                assert!(pieces[1].plain_keys);
             }
         }
     }
