@@ -155,6 +155,15 @@ fn is_gzip(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b])
 }
 
+/// Whether a file starts as gzip data does; left at its start.
+fn starts_as_gzip(file: &mut (impl Read + Seek)) -> std::io::Result<bool> {
+    let mut head = [0u8; 2];
+    file.rewind()?;
+    let n = Read::take(&mut *file, 2).read(&mut head)?;
+    file.rewind()?;
+    Ok(is_gzip(&head[..n]))
+}
+
 /// What stdin is called in messages.
 pub(super) const STDIN: &str = "<stdin>";
 
@@ -189,10 +198,8 @@ impl Spooled {
     /// Whole and decompressed, with the errors `read_stdin` gives.
     pub(super) fn read(&self) -> Result<Vec<u8>, LoadError> {
         let input = Input::new(STDIN, self.limits);
-        let mut file = &self.file;
-        file.rewind().map_err(|e| input.io(e))?;
-        let len = file.metadata().map_err(|e| input.io(e))?.len();
-        input.read_sized(file, len)
+        let len = self.file.metadata().map_err(|e| input.io(e))?.len();
+        input.read_sized(&self.file, len)
     }
 }
 
@@ -236,11 +243,7 @@ fn stream_opened<'f>(
     len: u64,
     limits: Limits,
 ) -> Option<Box<dyn Read + 'f>> {
-    let mut head = [0u8; 2];
-    file.rewind().ok()?;
-    let n = (&mut file).take(2).read(&mut head).ok()?;
-    file.rewind().ok()?;
-    if is_gzip(&head[..n]) {
+    if starts_as_gzip(&mut file).ok()? {
         return Some(Box::new(flate2::read::MultiGzDecoder::new(file)));
     }
     // Refused before it is read, as `read_file` refuses it.
@@ -266,15 +269,9 @@ impl Input<'_> {
         self.decompressed(raw)
     }
 
-    /// A regular file of `len` bytes, from where it is, whole and decompressed.
+    /// A regular file of `len` bytes, from its start, whole and decompressed.
     fn read_sized(&self, mut file: impl Read + Seek, len: u64) -> Result<Vec<u8>, LoadError> {
-        let mut head = [0u8; 2];
-        let n = (&mut file)
-            .take(2)
-            .read(&mut head)
-            .map_err(|e| self.io(e))?;
-        file.rewind().map_err(|e| self.io(e))?;
-        if is_gzip(&head[..n]) {
+        if starts_as_gzip(&mut file).map_err(|e| self.io(e))? {
             return self.gunzip(file);
         }
         if len > self.limits.max_input {
