@@ -1803,6 +1803,15 @@ mod tests {
         }
     }
 
+    /// `text` streamed as the file `name`, handed out `piece` bytes at a time.
+    fn trickled(name: &str, text: &str, piece: usize) -> Option<Result<Cluster, LoadError>> {
+        let mut reader = Trickle {
+            text: text.as_bytes(),
+            piece,
+        };
+        load_stream(name, &mut reader, Limits::default(), LoadOptions::default())
+    }
+
     fn answer(r: Result<Cluster, LoadError>) -> Result<String, String> {
         r.map(|c| fingerprint(&c)).map_err(|e| e.to_string())
     }
@@ -1925,8 +1934,7 @@ mod tests {
             #[test]
             fn streamed_agrees(objects in prop::collection::vec(object(), 1..5), list in any::<bool>(), piece in 1usize..64) {
                 let text = render(&objects, list);
-                let mut reader = Trickle { text: text.as_bytes(), piece };
-                let streamed = load_stream("t.yaml", &mut reader, Limits::default(), LoadOptions::default());
+                let streamed = trickled("t.yaml", &text, piece);
                 let whole = answer(load_bytes("t.yaml", text.clone().into_bytes()));
                 let items_alone = !text.contains('*');
                 match streamed {
@@ -1952,8 +1960,7 @@ mod tests {
                     })
                     .collect();
                 let alone = texts.iter().all(|text| {
-                    let mut reader = Trickle { text: text.as_bytes(), piece };
-                    load_stream("t.yaml", &mut reader, Limits::default(), LoadOptions::default()).is_some()
+                    trickled("t.yaml", text, piece).is_some()
                 });
                 let (streamed, whole) = several_answers(&texts, piece);
                 prop_assert_eq!(streamed.is_some(), alone, "{:?}", texts);
@@ -2104,8 +2111,7 @@ mod tests {
             fn agree(items in prop::collection::vec(item(), 0..6), shape in shape(), piece in 1usize..64) {
                 let text = render(&items, &shape);
                 let whole = answer(load_bytes("t.json", text.clone().into_bytes()));
-                let mut reader = Trickle { text: text.as_bytes(), piece };
-                let streamed = load_stream("t.json", &mut reader, Limits::default(), LoadOptions::default());
+                let streamed = trickled("t.json", &text, piece);
                 let plain = shape.cut.is_none()
                     && ["List", "PodList"].contains(&shape.kind)
                     && shape.after.trim().is_empty()
@@ -2123,17 +2129,7 @@ mod tests {
             let list = "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: a\n\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: b\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
             for text in [documents, list] {
                 for piece in [1, 5, STREAM_CHUNK] {
-                    let mut reader = Trickle {
-                        text: text.as_bytes(),
-                        piece,
-                    };
-                    let streamed = load_stream(
-                        "t.yaml",
-                        &mut reader,
-                        Limits::default(),
-                        LoadOptions::default(),
-                    )
-                    .expect("streamed");
+                    let streamed = trickled("t.yaml", text, piece).expect("streamed");
                     let whole = load_bytes("t.yaml", text.as_bytes().to_vec());
                     assert_eq!(answer(streamed), answer(whole));
                 }
@@ -2158,16 +2154,7 @@ mod tests {
                 format!(r#"{{"kind":"List","items":[{namespace},{{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"b"}},"x":{{"a":1,}}}}]}}"#),
             ];
             for text in texts {
-                let mut reader = Trickle {
-                    text: text.as_bytes(),
-                    piece: 9,
-                };
-                let streamed = load_stream(
-                    "t.json",
-                    &mut reader,
-                    Limits::default(),
-                    LoadOptions::default(),
-                );
+                let streamed = trickled("t.json", &text, 9);
                 assert!(streamed.is_none(), "{text}");
             }
         }
@@ -2182,17 +2169,7 @@ mod tests {
                 {"apiVersion":"v1","kind":"Namespace","metadata":{"name":"b","labels":{"kind":"\"kind\""}},"x":"kind"}
             ]}"#;
             for piece in [1, 7, STREAM_CHUNK] {
-                let mut reader = Trickle {
-                    text: text.as_bytes(),
-                    piece,
-                };
-                let streamed = load_stream(
-                    "t.json",
-                    &mut reader,
-                    Limits::default(),
-                    LoadOptions::default(),
-                )
-                .expect("streamed");
+                let streamed = trickled("t.json", text, piece).expect("streamed");
                 let streamed = answer(streamed);
                 assert!(streamed.is_ok(), "{streamed:?}");
                 assert_eq!(
@@ -2205,19 +2182,7 @@ mod tests {
         #[test]
         fn an_input_of_nothing_is_read_whole_and_refused() {
             for text in ["# only a comment\n", "---\n# c\n...\n", "null\n"] {
-                let mut reader = Trickle {
-                    text: text.as_bytes(),
-                    piece: 3,
-                };
-                assert!(
-                    load_stream(
-                        "t.yaml",
-                        &mut reader,
-                        Limits::default(),
-                        LoadOptions::default()
-                    )
-                    .is_none()
-                );
+                assert!(trickled("t.yaml", text, 3).is_none());
                 assert!(load_bytes("t.yaml", text.as_bytes().to_vec()).is_err());
             }
         }
@@ -2228,19 +2193,7 @@ mod tests {
             let text = format!(
                 "{{\"kind\": \"List\", \"items\": [{{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {{\"name\": \"a\", \"annotations\": {{\"a\": \"{big}\"}}}}}}]}}"
             );
-            let mut reader = Trickle {
-                text: text.as_bytes(),
-                piece: STREAM_CHUNK,
-            };
-            assert!(
-                load_stream(
-                    "t.json",
-                    &mut reader,
-                    Limits::default(),
-                    LoadOptions::default()
-                )
-                .is_none()
-            );
+            assert!(trickled("t.json", &text, STREAM_CHUNK).is_none());
             assert!(load_bytes("t.json", text.into_bytes()).is_ok());
         }
 
