@@ -1094,6 +1094,57 @@ fn lists_arriving_in_small_frames_read_as_whole_ones() {
 }
 
 #[test]
+fn pods_are_read_as_protobuf_where_no_field_it_lacks_can_matter() {
+    let (server, ws, kc) = setup();
+    server.max_page(2);
+    server.list_frames(3);
+    let pod = ws.write("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: new}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]\n");
+    let pod = pod.to_str().unwrap();
+    let snap = ws.path("snap.json");
+    let commands: [&[&str]; 4] = [
+        &["whatif", "-f", pod, "-o", "json"],
+        &["explain", "-A", "-o", "json"],
+        // Extenders are sent pods whole, and a snapshot is a faithful dump.
+        &["whatif", "-f", pod, "-o", "json", "--call-extenders"],
+        &["snapshot", "-f", snap.to_str().unwrap()],
+    ];
+    let pods_asked_as = |server: &ApiServer| {
+        let lists = server.requests_to("/api/v1/pods");
+        assert!(lists.len() >= 2, "paginated: {lists:?}");
+        let accept: Vec<_> = lists.iter().map(|r| r.accept.clone()).collect();
+        assert!(accept.windows(2).all(|w| w[0] == w[1]), "{accept:?}");
+        accept[0].clone().unwrap_or_default()
+    };
+    let mut answers = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        server.clear_requests();
+        let run = ws.run(&kc, command);
+        assert_eq!(run.code, 0, "{command:?}: {run:?}");
+        let accept = pods_asked_as(&server);
+        assert_eq!(
+            accept.starts_with("application/vnd.kubernetes.protobuf, application/json"),
+            i < 2,
+            "{command:?}: {accept}"
+        );
+        // Nothing else is asked for as protobuf.
+        for r in server.requests() {
+            if r.path != "/api/v1/pods" {
+                assert!(!r.accept.unwrap_or_default().contains("protobuf"), "{}", r.path);
+            }
+        }
+        answers.push(run.stdout);
+    }
+    // A server that answers JSON whatever it is asked gives the same answers.
+    server.json_only();
+    for (command, answer) in commands.iter().zip(&answers).take(2) {
+        let run = ws.run(&kc, command);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(&run.stdout, answer, "{command:?}");
+    }
+    server.assert_only_gets();
+}
+
+#[test]
 fn a_snapshot_whose_pod_list_restarts_holds_each_pod_once() {
     let (server, ws, kc) = setup();
     let snap = ws.path("whole.json");

@@ -5,8 +5,8 @@
 use super::source::Source;
 use super::{EXIT_FITS, Failure, Outcome};
 use crate::cli::{GlobalArgs, SnapshotArgs};
-use crate::source::live::{self, Plan, PodBatch};
-use crate::source::{events, write};
+use crate::source::live::{self, Plan, PodBatch, Wire};
+use crate::source::{events, protobuf, write};
 use anyhow::anyhow;
 use k8s_openapi::api::core::v1::Pod;
 use rayon::prelude::*;
@@ -29,22 +29,26 @@ pub fn run(global: &GlobalArgs, args: &SnapshotArgs) -> Outcome {
             ..Default::default()
         },
         &mut |batch| {
-            let items = match batch {
+            let (items, wire) = match batch {
                 PodBatch::Restart => {
                     pending.clear();
                     streamed = 0;
                     return out.rewind().map_err(written);
                 }
-                PodBatch::Items(items) => items,
+                PodBatch::Items(items, wire) => (items, wire),
             };
             let mut pods: Vec<Pod> = items
                 .into_par_iter()
-                .map(|mut item| {
-                    // Redaction drops them anyway: spare typing them.
-                    if !args.no_redact {
-                        live::drop_managed_fields(&mut item);
+                .map(|mut item| match wire {
+                    Wire::Json => {
+                        // Redaction drops them anyway: spare typing them.
+                        if !args.no_redact {
+                            live::drop_managed_fields(&mut item);
+                        }
+                        serde_json::from_slice(&item)
                     }
-                    serde_json::from_slice(&item)
+                    Wire::Protobuf => protobuf::decode_pod(&item, args.no_redact)
+                        .map_err(serde::de::Error::custom),
                 })
                 .collect::<Result<_, _>>()
                 .map_err(|e| Failure::live(live::pod_decode_error(l.target(), e)))?;

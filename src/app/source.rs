@@ -2,11 +2,11 @@
 
 use super::Failure;
 use crate::cli::GlobalArgs;
-use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod};
+use crate::model::cluster::{Cluster, ClusterBuilder, ConvertedPod, convert_pod};
 use crate::model::error::ObjectError;
 use crate::model::parse::{LoadOptions, Parse};
-use crate::source::live::{self, Plan, PodBatch};
-use crate::source::{Dump, Object, events, file};
+use crate::source::live::{self, Plan, PodBatch, Wire};
+use crate::source::{Dump, Object, events, file, protobuf};
 use anyhow::anyhow;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -124,16 +124,21 @@ impl Source {
                 cluster
             }
             Source::Live(l) => {
+                // Extenders are sent pods whole: with fields only JSON is sure to carry.
+                let plan = Plan {
+                    pods_as_protobuf: !options.keep_api_objects,
+                    ..plan.clone()
+                };
                 let builder = ClusterBuilder::new(options);
                 let mut pods = Vec::new();
                 let parse = builder.parse();
                 let dump = self
-                    .read_live(plan, &mut |batch| {
+                    .read_live(&plan, &mut |batch| {
                         match batch {
                             PodBatch::Restart => pods.clear(),
                             // Shared here, on the thread that keeps them until the build.
-                            PodBatch::Items(items) => pods.extend(
-                                convert(items, &parse, l)?
+                            PodBatch::Items(items, wire) => pods.extend(
+                                convert(items, wire, &parse, l)?
                                     .into_iter()
                                     .map(|p| p.map(ConvertedPod::shared)),
                             ),
@@ -179,20 +184,28 @@ pub fn limits(global: &GlobalArgs) -> file::Limits {
 /// managedFields, as kube-scheduler's informer drops them.
 fn convert(
     items: Vec<Vec<u8>>,
+    wire: Wire,
     parse: &Parse,
     live: &Live,
 ) -> Result<Vec<Result<ConvertedPod, ObjectError>>, Failure> {
     use rayon::prelude::*;
+    let failure = |e| Failure::live(live::pod_decode_error(&live.target, e));
     items
         .into_par_iter()
-        .map(|mut item| {
-            live::drop_managed_fields(&mut item);
-            file::list_pod(&item, parse).ok_or_else(|| {
-                let e = serde_json::from_slice::<k8s_openapi::api::core::v1::Pod>(&item)
-                    .err()
-                    .unwrap_or_else(|| serde::de::Error::custom("not a Pod"));
-                Failure::live(live::pod_decode_error(&live.target, e))
-            })
+        .map(|mut item| match wire {
+            Wire::Json => {
+                live::drop_managed_fields(&mut item);
+                file::list_pod(&item, parse).ok_or_else(|| {
+                    failure(
+                        serde_json::from_slice::<k8s_openapi::api::core::v1::Pod>(&item)
+                            .err()
+                            .unwrap_or_else(|| serde::de::Error::custom("not a Pod")),
+                    )
+                })
+            }
+            Wire::Protobuf => protobuf::decode_pod(&item, false)
+                .map(|pod| convert_pod(pod, parse))
+                .map_err(|e| failure(serde::de::Error::custom(e))),
         })
         .collect()
 }

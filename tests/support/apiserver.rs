@@ -3,7 +3,8 @@
 //! tokens, field and label selectors, resourceVersion), get, watch (initial events, history after
 //! a resourceVersion, live changes, bookmarks, 410 for compacted versions), discovery and
 //! `/version`. It records every request, authenticates bearer tokens and client certificates,
-//! and injects faults (error statuses, delays) per resource.
+//! and injects faults (error statuses, delays) per resource. Pods lists (and their errors) are
+//! answered in protobuf to a client that accepts it, as a real API server answers them.
 //!
 //! It runs on its own tokio runtime, so both plain `#[test]`s that start the binary and async
 //! tests that use a client in-process can use it.
@@ -173,6 +174,7 @@ pub struct Recorded {
     /// Who the request authenticated as (bearer token or client certificate), if anyone.
     pub user: Option<String>,
     pub user_agent: Option<String>,
+    pub accept: Option<String>,
 }
 
 impl Recorded {
@@ -273,6 +275,8 @@ struct Config {
     list_frames: Option<usize>,
     /// A resource (plural) whose lists break off after this many bytes, the connection lost.
     broken_list: Option<(String, usize)>,
+    /// Answers JSON even to a client that asks for protobuf, as a server without it would.
+    json_only: bool,
 }
 
 struct State {
@@ -601,6 +605,11 @@ impl ApiServer {
     /// Caps every page at `n` objects.
     /// Sends list bodies in frames of `size` bytes: items, strings and escapes split across
     /// frames, as a large answer arrives.
+    /// Answers JSON even to a client that asks for protobuf.
+    pub fn json_only(&self) {
+        self.state.config.lock().unwrap().json_only = true;
+    }
+
     pub fn list_frames(&self, size: usize) {
         self.state.config.lock().unwrap().list_frames = Some(size);
     }
@@ -823,10 +832,21 @@ fn now_http(config: &Config) -> String {
         .expect("HTTP date")
 }
 
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+fn header(req: &Request<Incoming>, name: &str) -> Option<String> {
+    let value = req.headers().get(name)?.to_str().ok()?;
+    Some(value.to_string())
+}
+
 fn respond(code: u16, body: Body, date: &str) -> Response<Body> {
+    respond_as(code, body, date, "application/json")
+}
+
+fn respond_as(code: u16, body: Body, date: &str, content_type: &str) -> Response<Body> {
     Response::builder()
         .status(StatusCode::from_u16(code).expect("status code"))
-        .header("content-type", "application/json")
+        .header("content-type", content_type)
         .header("date", date)
         .body(body)
         .expect("response")
@@ -834,6 +854,59 @@ fn respond(code: u16, body: Body, date: &str) -> Response<Body> {
 
 fn json_response(code: u16, value: &Value, date: &str) -> Response<Body> {
     respond(code, full(serde_json::to_vec(value).expect("JSON")), date)
+}
+
+/// `message` as the API server encodes it: `k8s\0`, then a `runtime.Unknown` holding `raw`.
+fn protobuf_answer(kind: &str, raw: Vec<u8>) -> Vec<u8> {
+    use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
+    let unknown = Unknown {
+        type_meta: Some(TypeMeta {
+            api_version: Some("v1".into()),
+            kind: Some(kind.into()),
+        }),
+        raw: Some(raw),
+        content_encoding: Some(String::new()),
+        content_type: Some(String::new()),
+    };
+    [&b"k8s\0"[..], &prost::Message::encode_to_vec(&unknown)].concat()
+}
+
+fn protobuf_status(code: u16, reason: &str, message: &str, date: &str) -> Response<Body> {
+    let status = k8s_pb::apimachinery::pkg::apis::meta::v1::Status {
+        status: Some("Failure".into()),
+        message: Some(message.into()),
+        reason: Some(reason.into()),
+        code: Some(code.into()),
+        ..Default::default()
+    };
+    let body = protobuf_answer("Status", prost::Message::encode_to_vec(&status));
+    respond_as(code, full(body), date, PROTOBUF)
+}
+
+/// A pods list in protobuf, its objects typed as the API server holds them.
+fn protobuf_pods(items: Vec<Value>, list_rv: u64, cont: Option<(String, usize)>) -> Vec<u8> {
+    use k8s_pb::apimachinery::pkg::apis::meta::v1::ListMeta;
+    let items = items
+        .into_iter()
+        .map(|o| {
+            let pod = serde_json::from_value(o).expect("a Pod the fake server holds");
+            kubectl_sched::source::protobuf::pod::to_protobuf(pod)
+        })
+        .collect();
+    let (r#continue, remaining_item_count) = match cont {
+        Some((token, remaining)) => (Some(token), Some(remaining as i64)),
+        None => (None, None),
+    };
+    let list = k8s_pb::api::core::v1::PodList {
+        metadata: Some(ListMeta {
+            resource_version: Some(list_rv.to_string()),
+            r#continue,
+            remaining_item_count,
+            ..Default::default()
+        }),
+        items,
+    };
+    protobuf_answer("PodList", prost::Message::encode_to_vec(&list))
 }
 
 fn parse_query(q: Option<&str>) -> BTreeMap<String, String> {
@@ -865,11 +938,8 @@ async fn handle(
         path: path.clone(),
         query: query.clone(),
         user: user.clone(),
-        user_agent: req
-            .headers()
-            .get("user-agent")
-            .and_then(|h| h.to_str().ok())
-            .map(String::from),
+        user_agent: header(&req, "user-agent"),
+        accept: header(&req, "accept"),
     });
     if req.method() != hyper::Method::GET {
         return json_response(
@@ -892,6 +962,11 @@ async fn handle(
 
     let route = route(&path, &hidden);
     let is_watch = matches!(query.get("watch").map(String::as_str), Some("true" | "1"));
+    // Only pods are converted to protobuf here; a real server has every built-in kind in it.
+    let protobuf = !is_watch
+        && matches!(&route, Route::Collection(r, _) if r.plural == "pods")
+        && header(&req, "accept").is_some_and(|a| a.contains(PROTOBUF))
+        && !state.config.lock().unwrap().json_only;
     let (target, on) = match &route {
         Route::Collection(r, _) if is_watch => (r.plural.to_string(), On::Watch),
         Route::Collection(r, _) if query.contains_key("continue") => {
@@ -922,6 +997,9 @@ async fn handle(
         }
         if let Some(code) = f.status {
             let (reason, message) = fault_message(code, &route, user.as_deref());
+            if protobuf {
+                return protobuf_status(code, reason, &message, &date);
+            }
             return json_response(code, &status_body(code, reason, &message), &date);
         }
     }
@@ -972,7 +1050,7 @@ async fn handle(
             json_response(200, &resource_list(&g, &v, &hidden), &date)
         }
         Route::Collection(res, ns) if is_watch => watch(state, res, ns, query, date).await,
-        Route::Collection(res, ns) => list(&state, &res, ns.as_deref(), &query, &date),
+        Route::Collection(res, ns) => list(&state, &res, ns.as_deref(), &query, &date, protobuf),
         Route::Object(res, ns, name) => {
             let key = (
                 res.group.to_string(),
@@ -1158,6 +1236,7 @@ fn list(
     ns: Option<&str>,
     query: &BTreeMap<String, String>,
     date: &str,
+    protobuf: bool,
 ) -> Response<Body> {
     let (max_page, frames, cut) = {
         let c = state.config.lock().unwrap();
@@ -1213,17 +1292,23 @@ fn list(
             o
         })
         .collect();
-    let mut metadata = json!({"resourceVersion": list_rv.to_string()});
-    if end < items.len() {
-        metadata["continue"] = json!(format!("{list_rv}/{end}"));
-        metadata["remainingItemCount"] = json!(items.len() - end);
-    }
-    let list = json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": metadata, "items": page});
-    let body = serde_json::to_vec(&list).expect("JSON");
-    match (frames, cut) {
-        (None, None) => respond(200, full(body), date),
-        (frames, cut) => respond(200, framed(body, frames.unwrap_or(usize::MAX), cut), date),
-    }
+    let cont = (end < items.len()).then(|| (format!("{list_rv}/{end}"), items.len() - end));
+    let (body, content_type) = if protobuf {
+        (protobuf_pods(page, list_rv, cont), PROTOBUF)
+    } else {
+        let mut metadata = json!({"resourceVersion": list_rv.to_string()});
+        if let Some((token, remaining)) = cont {
+            metadata["continue"] = json!(token);
+            metadata["remainingItemCount"] = json!(remaining);
+        }
+        let list = json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": metadata, "items": page});
+        (serde_json::to_vec(&list).expect("JSON"), "application/json")
+    };
+    let body = match (frames, cut) {
+        (None, None) => full(body),
+        (frames, cut) => framed(body, frames.unwrap_or(usize::MAX), cut),
+    };
+    respond_as(200, body, date, content_type)
 }
 
 fn event_line(kind: &str, object: &Value) -> Bytes {

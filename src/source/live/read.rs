@@ -4,7 +4,7 @@ use super::config::Target;
 use super::error::{Fail, LiveError, describe};
 use super::progress::{self, Indicator, Progress};
 use crate::source::split::{ListSplitter, drop_managed_fields};
-use crate::source::{Dump, SnapshotMeta, events};
+use crate::source::{Dump, SnapshotMeta, events, protobuf};
 use http_body_util::BodyExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
@@ -51,6 +51,10 @@ pub struct Plan {
     /// The Deployments, DaemonSets, Jobs and CronJobs of this namespace, whose pods `explain
     /// TYPE/NAME` finds through owner references.
     pub controllers_of: Option<String>,
+    /// Ask for the pods list as protobuf (`source::protobuf`), which a real API server sends
+    /// sooner and which types cheaper. Only where no field `k8s-pb` lacks can matter: not for a
+    /// snapshot (a faithful dump) nor when extenders are sent pods whole.
+    pub pods_as_protobuf: bool,
 
     /// Draw the progress line (stderr is a terminal).
     pub progress: bool,
@@ -121,12 +125,19 @@ struct ListShell {
 /// Pods are handed on in batches of this many: what is in flight is a batch, not the list.
 const POD_BATCH: usize = 1024;
 
+/// How the API server encoded an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    Json,
+    Protobuf,
+}
+
 /// A batch of the pods list as it streams in, for the reader of `read`'s pods.
 #[derive(Debug)]
 pub enum PodBatch {
-    /// Items of the list, in order: JSON objects without kind and apiVersion (the list says
-    /// them), not yet checked beyond where they start and end.
-    Items(Vec<Vec<u8>>),
+    /// Items of the list, in order, not yet checked beyond where they start and end: JSON
+    /// objects without kind and apiVersion (the list says them), or protobuf Pods.
+    Items(Vec<Vec<u8>>, Wire),
     /// The list starts again from its first page (its continue token expired): the items of
     /// this list handed on so far are void.
     Restart,
@@ -198,7 +209,8 @@ impl Reader {
             if parts.status.is_success() {
                 Ok((parts.headers, bytes))
             } else {
-                Err(Fail::Status(Box::new(status_of(parts.status, &bytes))))
+                let wire = wire_of(&parts.headers);
+                Err(Fail::Status(Box::new(status_of(parts.status, &bytes, wire))))
             }
         };
         match self.target.request_timeout {
@@ -300,7 +312,13 @@ impl Reader {
         kind: &progress::Kind,
         named: Option<&(String, String)>,
     ) -> Result<(ListMeta, bool), Fail> {
-        let request = http::Request::get(url)
+        let mut request = http::Request::get(url);
+        if items.asks_protobuf() {
+            // As client-go asks when told to prefer protobuf: JSON from a server that has none.
+            let accept = format!("{}, application/json", protobuf::MEDIA_TYPE);
+            request = request.header(http::header::ACCEPT, accept);
+        }
+        let request = request
             .body(kube::client::Body::empty())
             .map_err(|e| Fail::Client(kube::Error::HttpError(e)))?;
         // The name as the API server writes it in an object's metadata: only items holding it
@@ -309,11 +327,12 @@ impl Reader {
         let call = async {
             let response = self.client.send(request).await.map_err(Fail::Client)?;
             let (parts, mut body) = response.into_parts();
+            let wire = wire_of(&parts.headers);
             if !parts.status.is_success() {
                 let bytes = body.collect_bytes().await.map_err(Fail::Client)?;
-                return Err(Fail::Status(Box::new(status_of(parts.status, &bytes))));
+                return Err(Fail::Status(Box::new(status_of(parts.status, &bytes, wire))));
             }
-            let mut splitter = ListSplitter::default();
+            let mut splitter = Splitter::new(wire);
             let mut batch = Vec::new();
             let mut found = false;
             loop {
@@ -323,24 +342,22 @@ impl Reader {
                     continue;
                 };
                 let before = batch.len();
-                splitter.feed(&data, &mut batch).map_err(Fail::Decode)?;
+                splitter.feed(&data, &mut batch)?;
                 if let (Some(needle), Some((ns, name))) = (&needle, named) {
                     found |= batch[before..]
                         .iter()
-                        .any(|item| is_named(item, needle, ns, name));
+                        .any(|item| is_named(item, wire, needle, ns, name));
                 }
                 if batch.len() >= I::BATCH {
                     kind.add(batch.len());
-                    items.take(std::mem::take(&mut batch)).await?;
+                    items.take(std::mem::take(&mut batch), wire).await?;
                 }
             }
             if !batch.is_empty() {
                 kind.add(batch.len());
-                items.take(batch).await?;
+                items.take(batch, wire).await?;
             }
-            let shell = splitter.finish().map_err(Fail::Decode)?;
-            let list: ListShell = serde_json::from_slice(&shell).map_err(Fail::Decode)?;
-            Ok((list.metadata, found))
+            Ok((splitter.finish()?, found))
         };
         match self.target.request_timeout {
             Some(t) => tokio::time::timeout(t, call)
@@ -389,10 +406,12 @@ impl Reader {
     }
 
     /// The pods that hold resources, handed to `feed` batch by batch as their list streams
-    /// in; whether the pod `named` (namespace, name) was among them.
+    /// in (as protobuf if the server has it and `protobuf` asks); whether the pod `named`
+    /// (namespace, name) was among them.
     async fn stream_pods(
         &self,
         feed: &PodFeed,
+        protobuf: bool,
         named: Option<&(String, String)>,
     ) -> Result<bool, LiveError> {
         let selectors = Selectors::fields(Some(POD_FIELD_SELECTOR));
@@ -400,7 +419,7 @@ impl Reader {
             &collection_path::<Pod>(None),
             "pods",
             selectors,
-            &mut Fed(feed),
+            &mut Fed(feed, protobuf),
             named,
         )
         .await
@@ -629,8 +648,13 @@ fn page_url(path: &str, selectors: Selectors, cont: Option<&str>, consistent: bo
     format!("{path}?{}", query.finish())
 }
 
-fn status_of(code: http::StatusCode, body: &[u8]) -> kube::core::Status {
-    let mut status = serde_json::from_slice::<kube::core::Status>(body).unwrap_or_else(|_| {
+fn status_of(code: http::StatusCode, body: &[u8], wire: Wire) -> kube::core::Status {
+    let decoded = match wire {
+        Wire::Json => serde_json::from_slice::<kube::core::Status>(body).ok(),
+        Wire::Protobuf => protobuf::status(body)
+            .map(|(reason, message)| kube::core::Status::failure(&message, &reason)),
+    };
+    let mut status = decoded.unwrap_or_else(|| {
         let text = String::from_utf8_lossy(body);
         kube::core::Status::failure(text.trim(), code.canonical_reason().unwrap_or(""))
     });
@@ -638,22 +662,84 @@ fn status_of(code: http::StatusCode, body: &[u8]) -> kube::core::Status {
     status
 }
 
+/// How an answer is encoded, by its `Content-Type` (JSON when it names none).
+fn wire_of(headers: &http::HeaderMap) -> Wire {
+    let protobuf = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|t| t.to_str().ok())
+        .is_some_and(protobuf::is_media_type);
+    if protobuf { Wire::Protobuf } else { Wire::Json }
+}
+
+/// Cuts a list answer into its items as it streams in, in the answer's encoding.
+enum Splitter {
+    Json(ListSplitter),
+    Protobuf(protobuf::ListSplitter),
+}
+
+impl Splitter {
+    fn new(wire: Wire) -> Splitter {
+        match wire {
+            Wire::Json => Splitter::Json(ListSplitter::default()),
+            Wire::Protobuf => Splitter::Protobuf(protobuf::ListSplitter::default()),
+        }
+    }
+
+    fn feed(&mut self, data: &[u8], batch: &mut Vec<Vec<u8>>) -> Result<(), Fail> {
+        match self {
+            Splitter::Json(s) => s.feed(data, batch).map_err(Fail::Decode),
+            Splitter::Protobuf(s) => s.feed(data, batch).map_err(protobuf_failure),
+        }
+    }
+
+    /// The list's metadata, once the answer has ended.
+    fn finish(self) -> Result<ListMeta, Fail> {
+        match self {
+            Splitter::Json(s) => {
+                let shell = s.finish().map_err(Fail::Decode)?;
+                let list: ListShell = serde_json::from_slice(&shell).map_err(Fail::Decode)?;
+                Ok(list.metadata)
+            }
+            Splitter::Protobuf(s) => s.finish().map_err(protobuf_failure),
+        }
+    }
+}
+
+fn protobuf_failure(message: String) -> Fail {
+    Fail::Decode(serde::de::Error::custom(message))
+}
+
 /// Whether a list item is the object `namespace/name`; `needle` (its name as JSON writes it)
-/// spares decoding the items that cannot be.
-fn is_named(item: &[u8], needle: &str, namespace: &str, name: &str) -> bool {
-    memchr::memmem::find(item, needle.as_bytes()).is_some()
-        && serde_json::from_slice::<Named>(item).is_ok_and(|o| {
-            o.metadata.namespace.as_deref() == Some(namespace)
-                && o.metadata.name.as_deref() == Some(name)
-        })
+/// spares decoding the JSON items that cannot be.
+fn is_named(item: &[u8], wire: Wire, needle: &str, namespace: &str, name: &str) -> bool {
+    match wire {
+        Wire::Json => {
+            memchr::memmem::find(item, needle.as_bytes()).is_some()
+                && serde_json::from_slice::<Named>(item).is_ok_and(|o| {
+                    o.metadata.namespace.as_deref() == Some(namespace)
+                        && o.metadata.name.as_deref() == Some(name)
+                })
+        }
+        Wire::Protobuf => {
+            protobuf::object_key(item) == Some((namespace.as_bytes(), name.as_bytes()))
+        }
+    }
 }
 
 /// Where the items of a streamed list go.
 trait Items {
     /// Items are handed on once this many are cut out.
     const BATCH: usize;
-    /// Takes items of the list, in order.
-    fn take(&mut self, items: Vec<Vec<u8>>) -> impl Future<Output = Result<(), Fail>> + Send;
+    /// Whether the list is asked for as protobuf (`Plan::pods_as_protobuf`).
+    fn asks_protobuf(&self) -> bool {
+        false
+    }
+    /// Takes items of the list, in order, as the answer encoded them.
+    fn take(
+        &mut self,
+        items: Vec<Vec<u8>>,
+        wire: Wire,
+    ) -> impl Future<Output = Result<(), Fail>> + Send;
     /// The list starts again from its first page: the items taken so far are void.
     fn restart(&mut self) -> impl Future<Output = Result<(), Fail>> + Send;
 }
@@ -668,7 +754,16 @@ struct Typed<T> {
 impl<T: DeserializeOwned + Send> Items for Typed<T> {
     const BATCH: usize = 1;
 
-    fn take(&mut self, items: Vec<Vec<u8>>) -> impl Future<Output = Result<(), Fail>> + Send {
+    /// Never asks for protobuf: a server that sends it unasked is not a Kubernetes API server.
+    fn take(
+        &mut self,
+        items: Vec<Vec<u8>>,
+        wire: Wire,
+    ) -> impl Future<Output = Result<(), Fail>> + Send {
+        if wire == Wire::Protobuf {
+            let unasked = "an answer in protobuf, which was not asked for".to_string();
+            return std::future::ready(Err(protobuf_failure(unasked)));
+        }
         let typed = items.into_iter().try_for_each(|mut item| {
             if !self.managed_fields {
                 drop_managed_fields(&mut item);
@@ -686,14 +781,18 @@ impl<T: DeserializeOwned + Send> Items for Typed<T> {
     }
 }
 
-/// Items sent on to the reader of the pods, untyped.
-struct Fed<'f>(&'f PodFeed);
+/// Items sent on to the reader of the pods, untyped; whether to ask for them as protobuf.
+struct Fed<'f>(&'f PodFeed, bool);
 
 impl Items for Fed<'_> {
     const BATCH: usize = POD_BATCH;
 
-    async fn take(&mut self, items: Vec<Vec<u8>>) -> Result<(), Fail> {
-        self.send(PodBatch::Items(items)).await
+    fn asks_protobuf(&self) -> bool {
+        self.1
+    }
+
+    async fn take(&mut self, items: Vec<Vec<u8>>, wire: Wire) -> Result<(), Fail> {
+        self.send(PodBatch::Items(items, wire)).await
     }
 
     async fn restart(&mut self) -> Result<(), Fail> {
@@ -861,7 +960,7 @@ pub async fn read(target: &Target, plan: &Plan, pods: PodFeed) -> Result<Dump, L
 
     // The pods stream here, on the caller's task, while the other lists run.
     let listing_pods = async {
-        let listed = reader.stream_pods(&pods, plan.pod.as_ref()).await;
+        let listed = reader.stream_pods(&pods, plan.pods_as_protobuf, plan.pod.as_ref()).await;
         drop(pods);
         listed
     };
@@ -1180,7 +1279,7 @@ mod tests {
             managed_fields,
         };
         let item = br#"{"metadata":{"name":"a","managedFields":[{"manager":"kubectl"}]}}"#;
-        assert!(futures::executor::block_on(typed.take(vec![item.to_vec()])).is_ok());
+        assert!(futures::executor::block_on(typed.take(vec![item.to_vec()], Wire::Json)).is_ok());
         typed.items.remove(0)
     }
 
