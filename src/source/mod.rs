@@ -9,6 +9,7 @@ pub mod file;
 pub mod input;
 pub mod live;
 pub mod load_error;
+pub mod protobuf;
 mod split;
 pub mod write;
 
