@@ -348,132 +348,413 @@ macro_rules! convert {
 }
 
 convert! {
-    core_v1::AWSElasticBlockStoreVolumeSource = pb_core_v1::AwsElasticBlockStoreVolumeSource { volume_id; zero { fs_type, partition, read_only } }
+    core_v1::AWSElasticBlockStoreVolumeSource = pb_core_v1::AwsElasticBlockStoreVolumeSource {
+        volume_id;
+        zero { fs_type, partition, read_only }
+    }
     core_v1::Affinity = pb_core_v1::Affinity { node_affinity, pod_affinity, pod_anti_affinity }
-    core_v1::AppArmorProfile = pb_core_v1::AppArmorProfile { localhost_profile; renamed { type_: r#type } }
-    core_v1::AzureDiskVolumeSource = pb_core_v1::AzureDiskVolumeSource { caching_mode, disk_name, disk_uri, fs_type, kind, read_only }
-    core_v1::AzureFileVolumeSource = pb_core_v1::AzureFileVolumeSource { secret_name, share_name; zero { read_only } }
-    core_v1::CSIVolumeSource = pb_core_v1::CSIVolumeSource { driver, fs_type, node_publish_secret_ref, read_only, volume_attributes }
+    core_v1::AppArmorProfile = pb_core_v1::AppArmorProfile {
+        localhost_profile;
+        renamed { type_: r#type }
+    }
+    core_v1::AzureDiskVolumeSource = pb_core_v1::AzureDiskVolumeSource {
+        caching_mode, disk_name, disk_uri, fs_type, kind, read_only
+    }
+    core_v1::AzureFileVolumeSource = pb_core_v1::AzureFileVolumeSource {
+        secret_name, share_name;
+        zero { read_only }
+    }
+    core_v1::CSIVolumeSource = pb_core_v1::CSIVolumeSource {
+        driver, fs_type, node_publish_secret_ref, read_only, volume_attributes
+    }
     core_v1::Capabilities = pb_core_v1::Capabilities { add, drop }
-    core_v1::CephFSVolumeSource = pb_core_v1::CephFsVolumeSource { monitors, secret_ref; zero { path, read_only, secret_file, user } }
-    core_v1::CinderVolumeSource = pb_core_v1::CinderVolumeSource { secret_ref, volume_id; zero { fs_type, read_only } }
-    core_v1::ClusterTrustBundleProjection = pb_core_v1::ClusterTrustBundleProjection { label_selector, name, optional, path, signer_name; openapi_only { user } }
-    core_v1::ConfigMapEnvSource = pb_core_v1::ConfigMapEnvSource { optional; embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } } }
-    core_v1::ConfigMapKeySelector = pb_core_v1::ConfigMapKeySelector { key, optional; embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } } }
-    core_v1::ConfigMapProjection = pb_core_v1::ConfigMapProjection { items, optional; embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } } }
-    core_v1::ConfigMapVolumeSource = pb_core_v1::ConfigMapVolumeSource { default_mode, items, optional; embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } }; openapi_only { default_user } }
-    core_v1::Container = pb_core_v1::Container { args, command, env, env_from, lifecycle, liveness_probe, name, ports, readiness_probe, resize_policy, resources, restart_policy, restart_policy_rules, security_context, startup_probe, volume_devices, volume_mounts; zero { image, image_pull_policy, stdin, stdin_once, termination_message_path, termination_message_policy, tty, working_dir } }
-    core_v1::ContainerExtendedResourceRequest = pb_core_v1::ContainerExtendedResourceRequest { container_name, request_name, resource_name }
-    core_v1::ContainerPort = pb_core_v1::ContainerPort { container_port; zero { host_ip, host_port, name, protocol } }
-    core_v1::ContainerResizePolicy = pb_core_v1::ContainerResizePolicy { resource_name, restart_policy }
+    core_v1::CephFSVolumeSource = pb_core_v1::CephFsVolumeSource {
+        monitors, secret_ref;
+        zero { path, read_only, secret_file, user }
+    }
+    core_v1::CinderVolumeSource = pb_core_v1::CinderVolumeSource {
+        secret_ref, volume_id;
+        zero { fs_type, read_only }
+    }
+    core_v1::ClusterTrustBundleProjection = pb_core_v1::ClusterTrustBundleProjection {
+        label_selector, name, optional, path, signer_name;
+        openapi_only { user }
+    }
+    core_v1::ConfigMapEnvSource = pb_core_v1::ConfigMapEnvSource {
+        optional;
+        embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } }
+    }
+    core_v1::ConfigMapKeySelector = pb_core_v1::ConfigMapKeySelector {
+        key, optional;
+        embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } }
+    }
+    core_v1::ConfigMapProjection = pb_core_v1::ConfigMapProjection {
+        items, optional;
+        embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } }
+    }
+    core_v1::ConfigMapVolumeSource = pb_core_v1::ConfigMapVolumeSource {
+        default_mode, items, optional;
+        embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } };
+        openapi_only { default_user }
+    }
+    core_v1::Container = pb_core_v1::Container {
+        args, command, env, env_from, lifecycle, liveness_probe, name, ports, readiness_probe,
+            resize_policy, resources, restart_policy, restart_policy_rules, security_context,
+            startup_probe, volume_devices, volume_mounts;
+        zero { image, image_pull_policy, stdin, stdin_once, termination_message_path,
+            termination_message_policy, tty, working_dir }
+    }
+    core_v1::ContainerExtendedResourceRequest = pb_core_v1::ContainerExtendedResourceRequest {
+        container_name, request_name, resource_name
+    }
+    core_v1::ContainerPort = pb_core_v1::ContainerPort {
+        container_port;
+        zero { host_ip, host_port, name, protocol }
+    }
+    core_v1::ContainerResizePolicy = pb_core_v1::ContainerResizePolicy {
+        resource_name, restart_policy
+    }
     core_v1::ContainerRestartRule = pb_core_v1::ContainerRestartRule { action, exit_codes }
-    core_v1::ContainerRestartRuleOnExitCodes = pb_core_v1::ContainerRestartRuleOnExitCodes { operator, values }
+    core_v1::ContainerRestartRuleOnExitCodes = pb_core_v1::ContainerRestartRuleOnExitCodes {
+        operator, values
+    }
     core_v1::ContainerState = pb_core_v1::ContainerState { running, terminated, waiting }
     core_v1::ContainerStateRunning = pb_core_v1::ContainerStateRunning { ; zero { started_at } }
-    core_v1::ContainerStateTerminated = pb_core_v1::ContainerStateTerminated { exit_code; zero { container_id, finished_at, message, reason, signal, started_at } }
-    core_v1::ContainerStateWaiting = pb_core_v1::ContainerStateWaiting { ; zero { message, reason } }
-    core_v1::ContainerStatus = pb_core_v1::ContainerStatus { allocated_resources, allocated_resources_status, image, image_id, last_state, name, ready, resources, restart_count, started, state, stop_signal, user, volume_mounts; zero { container_id } }
+    core_v1::ContainerStateTerminated = pb_core_v1::ContainerStateTerminated {
+        exit_code;
+        zero { container_id, finished_at, message, reason, signal, started_at }
+    }
+    core_v1::ContainerStateWaiting = pb_core_v1::ContainerStateWaiting {
+        ; zero { message, reason }
+    }
+    core_v1::ContainerStatus = pb_core_v1::ContainerStatus {
+        allocated_resources, allocated_resources_status, image, image_id, last_state, name, ready,
+            resources, restart_count, started, state, stop_signal, user, volume_mounts;
+        zero { container_id }
+    }
     core_v1::ContainerUser = pb_core_v1::ContainerUser { linux }
     core_v1::DownwardAPIProjection = pb_core_v1::DownwardAPIProjection { items }
-    core_v1::DownwardAPIVolumeFile = pb_core_v1::DownwardAPIVolumeFile { field_ref, mode, path, resource_field_ref; openapi_only { user } }
-    core_v1::DownwardAPIVolumeSource = pb_core_v1::DownwardAPIVolumeSource { default_mode, items; openapi_only { default_user } }
-    core_v1::EmptyDirVolumeSource = pb_core_v1::EmptyDirVolumeSource { size_limit; zero { medium }; openapi_only { mode } }
-    core_v1::EnvFromSource = pb_core_v1::EnvFromSource { config_map_ref, secret_ref; zero { prefix } }
+    core_v1::DownwardAPIVolumeFile = pb_core_v1::DownwardAPIVolumeFile {
+        field_ref, mode, path, resource_field_ref;
+        openapi_only { user }
+    }
+    core_v1::DownwardAPIVolumeSource = pb_core_v1::DownwardAPIVolumeSource {
+        default_mode, items;
+        openapi_only { default_user }
+    }
+    core_v1::EmptyDirVolumeSource = pb_core_v1::EmptyDirVolumeSource {
+        size_limit;
+        zero { medium };
+        openapi_only { mode }
+    }
+    core_v1::EnvFromSource = pb_core_v1::EnvFromSource {
+        config_map_ref, secret_ref;
+        zero { prefix }
+    }
     core_v1::EnvVar = pb_core_v1::EnvVar { name, value_from; zero { value } }
-    core_v1::EnvVarSource = pb_core_v1::EnvVarSource { config_map_key_ref, field_ref, file_key_ref, resource_field_ref, secret_key_ref }
-    core_v1::EphemeralContainer = pb_core_v1::EphemeralContainer { ; zero { target_container_name }; embedded { ephemeral_container_common: pb_core_v1::EphemeralContainerCommon { args, command, env, env_from, lifecycle, liveness_probe, name, ports, readiness_probe, resize_policy, resources, restart_policy, restart_policy_rules, security_context, startup_probe, volume_devices, volume_mounts; zero { image, image_pull_policy, stdin, stdin_once, termination_message_path, termination_message_policy, tty, working_dir } } } }
+    core_v1::EnvVarSource = pb_core_v1::EnvVarSource {
+        config_map_key_ref, field_ref, file_key_ref, resource_field_ref, secret_key_ref
+    }
+    core_v1::EphemeralContainer = pb_core_v1::EphemeralContainer {
+        ; zero { target_container_name };
+        embedded { ephemeral_container_common: pb_core_v1::EphemeralContainerCommon { args, command,
+            env, env_from, lifecycle, liveness_probe, name, ports, readiness_probe, resize_policy,
+            resources, restart_policy, restart_policy_rules, security_context, startup_probe,
+            volume_devices, volume_mounts;
+        zero { image, image_pull_policy, stdin, stdin_once, termination_message_path,
+            termination_message_policy, tty, working_dir } } }
+    }
     core_v1::EphemeralVolumeSource = pb_core_v1::EphemeralVolumeSource { volume_claim_template }
     core_v1::ExecAction = pb_core_v1::ExecAction { command }
-    core_v1::FCVolumeSource = pb_core_v1::FcVolumeSource { lun, wwids; zero { fs_type, read_only }; renamed { target_wwns: target_ww_ns } }
+    core_v1::FCVolumeSource = pb_core_v1::FcVolumeSource {
+        lun, wwids;
+        zero { fs_type, read_only };
+        renamed { target_wwns: target_ww_ns }
+    }
     core_v1::FileKeySelector = pb_core_v1::FileKeySelector { key, optional, path, volume_name }
-    core_v1::FlexVolumeSource = pb_core_v1::FlexVolumeSource { driver, options, secret_ref; zero { fs_type, read_only } }
-    core_v1::FlockerVolumeSource = pb_core_v1::FlockerVolumeSource { ; zero { dataset_name, dataset_uuid } }
-    core_v1::GCEPersistentDiskVolumeSource = pb_core_v1::GcePersistentDiskVolumeSource { pd_name; zero { fs_type, partition, read_only } }
+    core_v1::FlexVolumeSource = pb_core_v1::FlexVolumeSource {
+        driver, options, secret_ref;
+        zero { fs_type, read_only }
+    }
+    core_v1::FlockerVolumeSource = pb_core_v1::FlockerVolumeSource {
+        ; zero { dataset_name, dataset_uuid }
+    }
+    core_v1::GCEPersistentDiskVolumeSource = pb_core_v1::GcePersistentDiskVolumeSource {
+        pd_name;
+        zero { fs_type, partition, read_only }
+    }
     core_v1::GRPCAction = pb_core_v1::GrpcAction { port, service; openapi_only { mode } }
-    core_v1::GitRepoVolumeSource = pb_core_v1::GitRepoVolumeSource { repository; zero { directory, revision } }
-    core_v1::GlusterfsVolumeSource = pb_core_v1::GlusterfsVolumeSource { endpoints, path; zero { read_only } }
-    core_v1::HTTPGetAction = pb_core_v1::HttpGetAction { http_headers, port; zero { host, path, scheme }; openapi_only { protocol } }
+    core_v1::GitRepoVolumeSource = pb_core_v1::GitRepoVolumeSource {
+        repository;
+        zero { directory, revision }
+    }
+    core_v1::GlusterfsVolumeSource = pb_core_v1::GlusterfsVolumeSource {
+        endpoints, path;
+        zero { read_only }
+    }
+    core_v1::HTTPGetAction = pb_core_v1::HttpGetAction {
+        http_headers, port;
+        zero { host, path, scheme };
+        openapi_only { protocol }
+    }
     core_v1::HTTPHeader = pb_core_v1::HttpHeader { name, value }
     core_v1::HostAlias = pb_core_v1::HostAlias { hostnames, ip }
     core_v1::HostIP = pb_core_v1::HostIp { ip }
-    core_v1::HostPathVolumeSource = pb_core_v1::HostPathVolumeSource { path; renamed { type_: r#type } }
-    core_v1::ISCSIVolumeSource = pb_core_v1::IscsiVolumeSource { initiator_name, iqn, lun, portals, secret_ref, target_portal; zero { chap_auth_discovery, chap_auth_session, fs_type, iscsi_interface, read_only } }
+    core_v1::HostPathVolumeSource = pb_core_v1::HostPathVolumeSource {
+        path;
+        renamed { type_: r#type }
+    }
+    core_v1::ISCSIVolumeSource = pb_core_v1::IscsiVolumeSource {
+        initiator_name, iqn, lun, portals, secret_ref, target_portal;
+        zero { chap_auth_discovery, chap_auth_session, fs_type, iscsi_interface, read_only }
+    }
     core_v1::ImageVolumeSource = pb_core_v1::ImageVolumeSource { ; zero { pull_policy, reference } }
     core_v1::KeyToPath = pb_core_v1::KeyToPath { key, mode, path; openapi_only { user } }
     meta_v1::LabelSelector = pb_meta_v1::LabelSelector { match_expressions, match_labels }
-    meta_v1::LabelSelectorRequirement = pb_meta_v1::LabelSelectorRequirement { key, operator, values }
+    meta_v1::LabelSelectorRequirement = pb_meta_v1::LabelSelectorRequirement {
+        key, operator, values
+    }
     core_v1::Lifecycle = pb_core_v1::Lifecycle { post_start, pre_stop, stop_signal }
     core_v1::LifecycleHandler = pb_core_v1::LifecycleHandler { exec, http_get, sleep, tcp_socket }
     core_v1::LinuxContainerUser = pb_core_v1::LinuxContainerUser { gid, supplemental_groups, uid }
     core_v1::LocalObjectReference = pb_core_v1::LocalObjectReference { name }
-    meta_v1::ManagedFieldsEntry = pb_meta_v1::ManagedFieldsEntry { fields_v1, time; zero { api_version, fields_type, manager, operation, subresource } }
+    meta_v1::ManagedFieldsEntry = pb_meta_v1::ManagedFieldsEntry {
+        fields_v1, time;
+        zero { api_version, fields_type, manager, operation, subresource }
+    }
     core_v1::NFSVolumeSource = pb_core_v1::NfsVolumeSource { path, server; zero { read_only } }
-    core_v1::NodeAffinity = pb_core_v1::NodeAffinity { preferred_during_scheduling_ignored_during_execution, required_during_scheduling_ignored_during_execution }
+    core_v1::NodeAffinity = pb_core_v1::NodeAffinity {
+        preferred_during_scheduling_ignored_during_execution,
+            required_during_scheduling_ignored_during_execution
+    }
     core_v1::NodeSelector = pb_core_v1::NodeSelector { node_selector_terms }
     core_v1::NodeSelectorRequirement = pb_core_v1::NodeSelectorRequirement { key, operator, values }
     core_v1::NodeSelectorTerm = pb_core_v1::NodeSelectorTerm { match_expressions, match_fields }
-    core_v1::ObjectFieldSelector = pb_core_v1::ObjectFieldSelector { field_path; zero { api_version } }
-    meta_v1::ObjectMeta = pb_meta_v1::ObjectMeta { annotations, deletion_grace_period_seconds, deletion_timestamp, finalizers, labels, managed_fields, owner_references; zero { creation_timestamp, generate_name, generation, name, namespace, resource_version, self_link, uid } }
-    meta_v1::OwnerReference = pb_meta_v1::OwnerReference { api_version, block_owner_deletion, controller, kind, name, uid }
-    core_v1::PersistentVolumeClaimSpec = pb_core_v1::PersistentVolumeClaimSpec { access_modes, data_source, data_source_ref, resources, selector, storage_class_name, volume_attributes_class_name, volume_mode; zero { volume_name } }
-    core_v1::PersistentVolumeClaimTemplate = pb_core_v1::PersistentVolumeClaimTemplate { metadata, spec }
-    core_v1::PersistentVolumeClaimVolumeSource = pb_core_v1::PersistentVolumeClaimVolumeSource { claim_name; zero { read_only } }
-    core_v1::PhotonPersistentDiskVolumeSource = pb_core_v1::PhotonPersistentDiskVolumeSource { pd_id; zero { fs_type } }
+    core_v1::ObjectFieldSelector = pb_core_v1::ObjectFieldSelector {
+        field_path;
+        zero { api_version }
+    }
+    meta_v1::ObjectMeta = pb_meta_v1::ObjectMeta {
+        annotations, deletion_grace_period_seconds, deletion_timestamp, finalizers, labels,
+            managed_fields, owner_references;
+        zero { creation_timestamp, generate_name, generation, name, namespace, resource_version,
+            self_link, uid }
+    }
+    meta_v1::OwnerReference = pb_meta_v1::OwnerReference {
+        api_version, block_owner_deletion, controller, kind, name, uid
+    }
+    core_v1::PersistentVolumeClaimSpec = pb_core_v1::PersistentVolumeClaimSpec {
+        access_modes, data_source, data_source_ref, resources, selector, storage_class_name,
+            volume_attributes_class_name, volume_mode;
+        zero { volume_name }
+    }
+    core_v1::PersistentVolumeClaimTemplate = pb_core_v1::PersistentVolumeClaimTemplate {
+        metadata, spec
+    }
+    core_v1::PersistentVolumeClaimVolumeSource = pb_core_v1::PersistentVolumeClaimVolumeSource {
+        claim_name;
+        zero { read_only }
+    }
+    core_v1::PhotonPersistentDiskVolumeSource = pb_core_v1::PhotonPersistentDiskVolumeSource {
+        pd_id;
+        zero { fs_type }
+    }
     core_v1::Pod = pb_core_v1::Pod { metadata, spec, status }
-    core_v1::PodAffinity = pb_core_v1::PodAffinity { preferred_during_scheduling_ignored_during_execution, required_during_scheduling_ignored_during_execution }
-    core_v1::PodAffinityTerm = pb_core_v1::PodAffinityTerm { label_selector, match_label_keys, mismatch_label_keys, namespace_selector, namespaces, topology_key }
-    core_v1::PodAntiAffinity = pb_core_v1::PodAntiAffinity { preferred_during_scheduling_ignored_during_execution, required_during_scheduling_ignored_during_execution }
-    core_v1::PodCertificateProjection = pb_core_v1::PodCertificateProjection { key_type, max_expiration_seconds, signer_name, user_annotations; zero { certificate_chain_path, credential_bundle_path, key_path }; openapi_only { user } }
-    core_v1::PodCondition = pb_core_v1::PodCondition { status; zero { last_probe_time, last_transition_time, message, observed_generation, reason }; renamed { type_: r#type } }
+    core_v1::PodAffinity = pb_core_v1::PodAffinity {
+        preferred_during_scheduling_ignored_during_execution,
+            required_during_scheduling_ignored_during_execution
+    }
+    core_v1::PodAffinityTerm = pb_core_v1::PodAffinityTerm {
+        label_selector, match_label_keys, mismatch_label_keys, namespace_selector, namespaces,
+            topology_key
+    }
+    core_v1::PodAntiAffinity = pb_core_v1::PodAntiAffinity {
+        preferred_during_scheduling_ignored_during_execution,
+            required_during_scheduling_ignored_during_execution
+    }
+    core_v1::PodCertificateProjection = pb_core_v1::PodCertificateProjection {
+        key_type, max_expiration_seconds, signer_name, user_annotations;
+        zero { certificate_chain_path, credential_bundle_path, key_path };
+        openapi_only { user }
+    }
+    core_v1::PodCondition = pb_core_v1::PodCondition {
+        status;
+        zero { last_probe_time, last_transition_time, message, observed_generation, reason };
+        renamed { type_: r#type }
+    }
     core_v1::PodDNSConfig = pb_core_v1::PodDnsConfig { nameservers, options, searches }
     core_v1::PodDNSConfigOption = pb_core_v1::PodDnsConfigOption { value; zero { name } }
-    core_v1::PodExtendedResourceClaimStatus = pb_core_v1::PodExtendedResourceClaimStatus { request_mappings, resource_claim_name }
+    core_v1::PodExtendedResourceClaimStatus = pb_core_v1::PodExtendedResourceClaimStatus {
+        request_mappings, resource_claim_name
+    }
     core_v1::PodIP = pb_core_v1::PodIp { ip }
     core_v1::PodOS = pb_core_v1::PodOs { name }
     core_v1::PodReadinessGate = pb_core_v1::PodReadinessGate { condition_type }
-    core_v1::PodResourceClaim = pb_core_v1::PodResourceClaim { name, resource_claim_name, resource_claim_template_name }
-    core_v1::PodResourceClaimStatus = pb_core_v1::PodResourceClaimStatus { name, resource_claim_name }
+    core_v1::PodResourceClaim = pb_core_v1::PodResourceClaim {
+        name, resource_claim_name, resource_claim_template_name
+    }
+    core_v1::PodResourceClaimStatus = pb_core_v1::PodResourceClaimStatus {
+        name, resource_claim_name
+    }
     core_v1::PodSchedulingGate = pb_core_v1::PodSchedulingGate { name }
-    core_v1::PodSecurityContext = pb_core_v1::PodSecurityContext { app_armor_profile, fs_group, fs_group_change_policy, run_as_group, run_as_non_root, run_as_user, se_linux_change_policy, se_linux_options, seccomp_profile, supplemental_groups, supplemental_groups_policy, sysctls, windows_options }
-    core_v1::PodSpec = pb_core_v1::PodSpec { active_deadline_seconds, affinity, automount_service_account_token, containers, dns_config, enable_service_links, ephemeral_containers, host_aliases, host_users, hostname_override, image_pull_secrets, init_containers, node_selector, os, overhead, preemption_policy, priority, readiness_gates, resource_claims, resources, runtime_class_name, scheduling_gates, security_context, set_hostname_as_fqdn, share_process_namespace, termination_grace_period_seconds, tolerations, topology_spread_constraints, volumes; zero { dns_policy, host_ipc, host_network, host_pid, hostname, node_name, priority_class_name, restart_policy, scheduler_name, service_account, service_account_name, subdomain }; openapi_only { eviction_responders, scheduling_group }; pb_only { workload_ref } }
-    core_v1::PodStatus = pb_core_v1::PodStatus { allocated_resources, conditions, container_statuses, ephemeral_container_statuses, extended_resource_claim_status, host_ips, init_container_statuses, pod_ips, resource_claim_statuses, resources, start_time; zero { host_ip, message, nominated_node_name, observed_generation, phase, pod_ip, qos_class, reason, resize }; openapi_only { node_allocatable_resource_claim_statuses, volume_health } }
-    core_v1::PortworxVolumeSource = pb_core_v1::PortworxVolumeSource { volume_id; zero { fs_type, read_only } }
+    core_v1::PodSecurityContext = pb_core_v1::PodSecurityContext {
+        app_armor_profile, fs_group, fs_group_change_policy, run_as_group, run_as_non_root,
+            run_as_user, se_linux_change_policy, se_linux_options, seccomp_profile,
+            supplemental_groups, supplemental_groups_policy, sysctls, windows_options
+    }
+    core_v1::PodSpec = pb_core_v1::PodSpec {
+        active_deadline_seconds, affinity, automount_service_account_token, containers, dns_config,
+            enable_service_links, ephemeral_containers, host_aliases, host_users, hostname_override,
+            image_pull_secrets, init_containers, node_selector, os, overhead, preemption_policy,
+            priority, readiness_gates, resource_claims, resources, runtime_class_name,
+            scheduling_gates, security_context, set_hostname_as_fqdn, share_process_namespace,
+            termination_grace_period_seconds, tolerations, topology_spread_constraints, volumes;
+        zero { dns_policy, host_ipc, host_network, host_pid, hostname, node_name,
+            priority_class_name, restart_policy, scheduler_name, service_account,
+            service_account_name, subdomain };
+        openapi_only { eviction_responders, scheduling_group };
+        pb_only { workload_ref }
+    }
+    core_v1::PodStatus = pb_core_v1::PodStatus {
+        allocated_resources, conditions, container_statuses, ephemeral_container_statuses,
+            extended_resource_claim_status, host_ips, init_container_statuses, pod_ips,
+            resource_claim_statuses, resources, start_time;
+        zero { host_ip, message, nominated_node_name, observed_generation, phase, pod_ip, qos_class,
+            reason, resize };
+        openapi_only { node_allocatable_resource_claim_statuses, volume_health }
+    }
+    core_v1::PortworxVolumeSource = pb_core_v1::PortworxVolumeSource {
+        volume_id;
+        zero { fs_type, read_only }
+    }
     core_v1::PreferredSchedulingTerm = pb_core_v1::PreferredSchedulingTerm { preference, weight }
-    core_v1::Probe = pb_core_v1::Probe { termination_grace_period_seconds; zero { failure_threshold, initial_delay_seconds, period_seconds, success_threshold, timeout_seconds }; embedded { handler: pb_core_v1::ProbeHandler { exec, grpc, http_get, tcp_socket } } }
-    core_v1::ProjectedVolumeSource = pb_core_v1::ProjectedVolumeSource { default_mode, sources; openapi_only { default_user } }
-    core_v1::QuobyteVolumeSource = pb_core_v1::QuobyteVolumeSource { registry, volume; zero { group, read_only, tenant, user } }
-    core_v1::RBDVolumeSource = pb_core_v1::RbdVolumeSource { image, monitors, secret_ref; zero { fs_type, keyring, pool, read_only, user } }
+    core_v1::Probe = pb_core_v1::Probe {
+        termination_grace_period_seconds;
+        zero { failure_threshold, initial_delay_seconds, period_seconds, success_threshold,
+            timeout_seconds };
+        embedded { handler: pb_core_v1::ProbeHandler { exec, grpc, http_get, tcp_socket } }
+    }
+    core_v1::ProjectedVolumeSource = pb_core_v1::ProjectedVolumeSource {
+        default_mode, sources;
+        openapi_only { default_user }
+    }
+    core_v1::QuobyteVolumeSource = pb_core_v1::QuobyteVolumeSource {
+        registry, volume;
+        zero { group, read_only, tenant, user }
+    }
+    core_v1::RBDVolumeSource = pb_core_v1::RbdVolumeSource {
+        image, monitors, secret_ref;
+        zero { fs_type, keyring, pool, read_only, user }
+    }
     core_v1::ResourceClaim = pb_core_v1::ResourceClaim { name; zero { request } }
-    core_v1::ResourceFieldSelector = pb_core_v1::ResourceFieldSelector { divisor, resource; zero { container_name } }
-    core_v1::ResourceHealth = pb_core_v1::ResourceHealth { resource_id; zero { health }; openapi_only { message } }
+    core_v1::ResourceFieldSelector = pb_core_v1::ResourceFieldSelector {
+        divisor, resource;
+        zero { container_name }
+    }
+    core_v1::ResourceHealth = pb_core_v1::ResourceHealth {
+        resource_id;
+        zero { health };
+        openapi_only { message }
+    }
     core_v1::ResourceRequirements = pb_core_v1::ResourceRequirements { claims, limits, requests }
     core_v1::ResourceStatus = pb_core_v1::ResourceStatus { name, resources }
-    core_v1::SELinuxOptions = pb_core_v1::SeLinuxOptions { ; zero { level, role, user }; renamed { type_: r#type as zero } }
-    core_v1::ScaleIOVolumeSource = pb_core_v1::ScaleIoVolumeSource { gateway, secret_ref, system; zero { fs_type, protection_domain, read_only, ssl_enabled, storage_mode, storage_pool, volume_name } }
-    core_v1::SeccompProfile = pb_core_v1::SeccompProfile { localhost_profile; renamed { type_: r#type } }
-    core_v1::SecretEnvSource = pb_core_v1::SecretEnvSource { optional; embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } } }
-    core_v1::SecretKeySelector = pb_core_v1::SecretKeySelector { key, optional; embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } } }
-    core_v1::SecretProjection = pb_core_v1::SecretProjection { items, optional; embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } } }
-    core_v1::SecretVolumeSource = pb_core_v1::SecretVolumeSource { default_mode, items, optional; zero { secret_name }; openapi_only { default_user } }
-    core_v1::SecurityContext = pb_core_v1::SecurityContext { allow_privilege_escalation, app_armor_profile, capabilities, privileged, proc_mount, read_only_root_filesystem, run_as_group, run_as_non_root, run_as_user, se_linux_options, seccomp_profile, windows_options }
-    core_v1::ServiceAccountTokenProjection = pb_core_v1::ServiceAccountTokenProjection { expiration_seconds, path; zero { audience }; openapi_only { user } }
+    core_v1::SELinuxOptions = pb_core_v1::SeLinuxOptions {
+        ; zero { level, role, user };
+        renamed { type_: r#type as zero }
+    }
+    core_v1::ScaleIOVolumeSource = pb_core_v1::ScaleIoVolumeSource {
+        gateway, secret_ref, system;
+        zero { fs_type, protection_domain, read_only, ssl_enabled, storage_mode, storage_pool,
+            volume_name }
+    }
+    core_v1::SeccompProfile = pb_core_v1::SeccompProfile {
+        localhost_profile;
+        renamed { type_: r#type }
+    }
+    core_v1::SecretEnvSource = pb_core_v1::SecretEnvSource {
+        optional;
+        embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } }
+    }
+    core_v1::SecretKeySelector = pb_core_v1::SecretKeySelector {
+        key, optional;
+        embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } }
+    }
+    core_v1::SecretProjection = pb_core_v1::SecretProjection {
+        items, optional;
+        embedded { local_object_reference: pb_core_v1::LocalObjectReference { name } }
+    }
+    core_v1::SecretVolumeSource = pb_core_v1::SecretVolumeSource {
+        default_mode, items, optional;
+        zero { secret_name };
+        openapi_only { default_user }
+    }
+    core_v1::SecurityContext = pb_core_v1::SecurityContext {
+        allow_privilege_escalation, app_armor_profile, capabilities, privileged, proc_mount,
+            read_only_root_filesystem, run_as_group, run_as_non_root, run_as_user, se_linux_options,
+            seccomp_profile, windows_options
+    }
+    core_v1::ServiceAccountTokenProjection = pb_core_v1::ServiceAccountTokenProjection {
+        expiration_seconds, path;
+        zero { audience };
+        openapi_only { user }
+    }
     core_v1::SleepAction = pb_core_v1::SleepAction { seconds }
-    core_v1::StorageOSVolumeSource = pb_core_v1::StorageOsVolumeSource { secret_ref; zero { fs_type, read_only, volume_name, volume_namespace } }
+    core_v1::StorageOSVolumeSource = pb_core_v1::StorageOsVolumeSource {
+        secret_ref;
+        zero { fs_type, read_only, volume_name, volume_namespace }
+    }
     core_v1::Sysctl = pb_core_v1::Sysctl { name, value }
     core_v1::TCPSocketAction = pb_core_v1::TcpSocketAction { port; zero { host } }
-    core_v1::Toleration = pb_core_v1::Toleration { toleration_seconds; zero { effect, key, operator, value } }
-    core_v1::TopologySpreadConstraint = pb_core_v1::TopologySpreadConstraint { label_selector, match_label_keys, max_skew, min_domains, node_affinity_policy, node_taints_policy, topology_key, when_unsatisfiable }
-    core_v1::TypedLocalObjectReference = pb_core_v1::TypedLocalObjectReference { api_group, kind, name }
-    core_v1::TypedObjectReference = pb_core_v1::TypedObjectReference { api_group, kind, name, namespace }
-    core_v1::Volume = pb_core_v1::Volume { name; embedded { volume_source: pb_core_v1::VolumeSource { aws_elastic_block_store, azure_disk, azure_file, cephfs, cinder, config_map, csi, downward_api, empty_dir, ephemeral, fc, flex_volume, flocker, gce_persistent_disk, git_repo, glusterfs, host_path, image, iscsi, nfs, persistent_volume_claim, photon_persistent_disk, portworx_volume, projected, quobyte, rbd, scale_io, secret, storageos, vsphere_volume } } }
+    core_v1::Toleration = pb_core_v1::Toleration {
+        toleration_seconds;
+        zero { effect, key, operator, value }
+    }
+    core_v1::TopologySpreadConstraint = pb_core_v1::TopologySpreadConstraint {
+        label_selector, match_label_keys, max_skew, min_domains, node_affinity_policy,
+            node_taints_policy, topology_key, when_unsatisfiable
+    }
+    core_v1::TypedLocalObjectReference = pb_core_v1::TypedLocalObjectReference {
+        api_group, kind, name
+    }
+    core_v1::TypedObjectReference = pb_core_v1::TypedObjectReference {
+        api_group, kind, name, namespace
+    }
+    core_v1::Volume = pb_core_v1::Volume {
+        name;
+        embedded { volume_source: pb_core_v1::VolumeSource { aws_elastic_block_store, azure_disk,
+            azure_file, cephfs, cinder, config_map, csi, downward_api, empty_dir, ephemeral, fc,
+            flex_volume, flocker, gce_persistent_disk, git_repo, glusterfs, host_path, image, iscsi,
+            nfs, persistent_volume_claim, photon_persistent_disk, portworx_volume, projected,
+            quobyte, rbd, scale_io, secret, storageos, vsphere_volume } }
+    }
     core_v1::VolumeDevice = pb_core_v1::VolumeDevice { device_path, name }
-    core_v1::VolumeMount = pb_core_v1::VolumeMount { mount_path, mount_propagation, name, recursive_read_only; zero { read_only, sub_path, sub_path_expr }; openapi_only { bind_mount_options } }
-    core_v1::VolumeMountStatus = pb_core_v1::VolumeMountStatus { mount_path, name, recursive_read_only; zero { read_only }; openapi_only { volume_status } }
-    core_v1::VolumeProjection = pb_core_v1::VolumeProjection { cluster_trust_bundle, config_map, downward_api, pod_certificate, secret, service_account_token }
-    core_v1::VolumeResourceRequirements = pb_core_v1::VolumeResourceRequirements { limits, requests }
-    core_v1::VsphereVirtualDiskVolumeSource = pb_core_v1::VsphereVirtualDiskVolumeSource { volume_path; zero { fs_type, storage_policy_id, storage_policy_name } }
-    core_v1::WeightedPodAffinityTerm = pb_core_v1::WeightedPodAffinityTerm { pod_affinity_term, weight }
-    core_v1::WindowsSecurityContextOptions = pb_core_v1::WindowsSecurityContextOptions { gmsa_credential_spec, gmsa_credential_spec_name, host_process, run_as_user_name }
+    core_v1::VolumeMount = pb_core_v1::VolumeMount {
+        mount_path, mount_propagation, name, recursive_read_only;
+        zero { read_only, sub_path, sub_path_expr };
+        openapi_only { bind_mount_options }
+    }
+    core_v1::VolumeMountStatus = pb_core_v1::VolumeMountStatus {
+        mount_path, name, recursive_read_only;
+        zero { read_only };
+        openapi_only { volume_status }
+    }
+    core_v1::VolumeProjection = pb_core_v1::VolumeProjection {
+        cluster_trust_bundle, config_map, downward_api, pod_certificate, secret,
+            service_account_token
+    }
+    core_v1::VolumeResourceRequirements = pb_core_v1::VolumeResourceRequirements {
+        limits, requests
+    }
+    core_v1::VsphereVirtualDiskVolumeSource = pb_core_v1::VsphereVirtualDiskVolumeSource {
+        volume_path;
+        zero { fs_type, storage_policy_id, storage_policy_name }
+    }
+    core_v1::WeightedPodAffinityTerm = pb_core_v1::WeightedPodAffinityTerm {
+        pod_affinity_term, weight
+    }
+    core_v1::WindowsSecurityContextOptions = pb_core_v1::WindowsSecurityContextOptions {
+        gmsa_credential_spec, gmsa_credential_spec_name, host_process, run_as_user_name
+    }
 }
 
 #[cfg(test)]
