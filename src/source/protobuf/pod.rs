@@ -1,7 +1,7 @@
 //! Conversion between k8s-pb's `Pod` (what the API server sends as `application/vnd.kubernetes.protobuf`)
 //! and k8s-openapi's `Pod` (what the model reads).
 //!
-//! Every type reachable from `Pod` is converted by [`convert!`], which destructures the source struct
+//! Every type reachable from `Pod` is converted by `convert!`, which destructures the source struct
 //! exhaustively and builds the target with a struct literal, so a field added to either crate, or one
 //! this table misses, is a compile error.
 //!
