@@ -1130,7 +1130,11 @@ fn pods_are_read_as_protobuf_where_no_field_it_lacks_can_matter() {
         // Nothing else is asked for as protobuf.
         for r in server.requests() {
             if r.path != "/api/v1/pods" {
-                assert!(!r.accept.unwrap_or_default().contains("protobuf"), "{}", r.path);
+                assert!(
+                    !r.accept.unwrap_or_default().contains("protobuf"),
+                    "{}",
+                    r.path
+                );
             }
         }
         answers.push(run);

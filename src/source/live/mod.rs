@@ -12,7 +12,7 @@ pub use super::split::drop_managed_fields;
 pub use config::{ConnectOptions, Env, Target, kubeconfig_names, parse_duration, resolve};
 pub use error::LiveError;
 pub use read::{
-    LeasePlan, LeaseRead, PAGE_SIZE, POD_FIELD_SELECTOR, Plan, PodBatch, PodFeed, PodSelection, Wire,
-    names, namespaces_holding, pod_decode_error, read, read_leases, select_pods,
+    LeasePlan, LeaseRead, PAGE_SIZE, POD_FIELD_SELECTOR, Plan, PodBatch, PodFeed, PodSelection,
+    Wire, names, namespaces_holding, pod_decode_error, read, read_leases, select_pods,
 };
 pub use watch::{LeaseLister, LeaseWatcher, Update};

@@ -210,7 +210,11 @@ impl Reader {
                 Ok((parts.headers, bytes))
             } else {
                 let wire = wire_of(&parts.headers);
-                Err(Fail::Status(Box::new(status_of(parts.status, &bytes, wire))))
+                Err(Fail::Status(Box::new(status_of(
+                    parts.status,
+                    &bytes,
+                    wire,
+                ))))
             }
         };
         match self.target.request_timeout {
@@ -330,7 +334,11 @@ impl Reader {
             let wire = wire_of(&parts.headers);
             if !parts.status.is_success() {
                 let bytes = body.collect_bytes().await.map_err(Fail::Client)?;
-                return Err(Fail::Status(Box::new(status_of(parts.status, &bytes, wire))));
+                return Err(Fail::Status(Box::new(status_of(
+                    parts.status,
+                    &bytes,
+                    wire,
+                ))));
             }
             let mut splitter = Splitter::new(wire);
             let mut batch = Vec::new();
@@ -960,7 +968,9 @@ pub async fn read(target: &Target, plan: &Plan, pods: PodFeed) -> Result<Dump, L
 
     // The pods stream here, on the caller's task, while the other lists run.
     let listing_pods = async {
-        let listed = reader.stream_pods(&pods, plan.pods_as_protobuf, plan.pod.as_ref()).await;
+        let listed = reader
+            .stream_pods(&pods, plan.pods_as_protobuf, plan.pod.as_ref())
+            .await;
         drop(pods);
         listed
     };

@@ -459,11 +459,14 @@ mod tests {
             code: Some(403),
             ..Default::default()
         };
-        let body = [MAGIC, &Unknown {
-            raw: Some(forbidden.encode_to_vec()),
-            ..Default::default()
-        }
-        .encode_to_vec()]
+        let body = [
+            MAGIC,
+            &Unknown {
+                raw: Some(forbidden.encode_to_vec()),
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ]
         .concat();
         assert_eq!(
             status(&body),
@@ -475,7 +478,9 @@ mod tests {
     #[test]
     fn the_media_type_is_recognised_with_parameters() {
         assert!(is_media_type("application/vnd.kubernetes.protobuf"));
-        assert!(is_media_type("application/vnd.kubernetes.protobuf; charset=x"));
+        assert!(is_media_type(
+            "application/vnd.kubernetes.protobuf; charset=x"
+        ));
         assert!(!is_media_type("application/json"));
     }
 }
