@@ -52,7 +52,10 @@ pub fn from_protobuf(
     if !managed_fields && let Some(metadata) = pod.metadata.as_mut() {
         metadata.managed_fields = Vec::new();
     }
-    core_v1::Pod::from_pb(pod).map_err(|failure| format!("{}: {}", failure.path, failure.reason))
+    let mut converted = core_v1::Pod::default();
+    Convert::fill(&mut pod, &mut converted)
+        .map_err(|failure| format!("{}: {}", failure.path, failure.reason))?;
+    Ok(converted)
 }
 
 /// The reverse of [`from_protobuf`], as the API server would write the pod: the fake API server of the
@@ -68,15 +71,20 @@ struct Failure {
     reason: String,
 }
 
+/// Boxed, so that the success path carries one word, not a `Failure`.
+type Outcome = Result<(), Box<Failure>>;
+
 impl Failure {
-    fn new(reason: String) -> Self {
-        Failure {
+    #[cold]
+    fn new(reason: String) -> Box<Self> {
+        Box::new(Failure {
             path: String::new(),
             reason,
-        }
+        })
     }
 
-    fn at(mut self, step: &str) -> Self {
+    #[cold]
+    fn at(mut self: Box<Self>, step: &str) -> Box<Self> {
         self.path = match self.path.as_bytes().first() {
             None | Some(b'[') => format!("{step}{}", self.path),
             Some(_) => format!("{step}.{}", self.path),
@@ -86,14 +94,53 @@ impl Failure {
 }
 
 /// A k8s-openapi value (`Self`) and the shape of its k8s-pb counterpart `P`.
+///
+/// k8s-pb's messages are large and unboxed (a `Volume` is 3 KB), so converting by value moved them
+/// again at every level of nesting, through each `Result` and struct literal: `fill` takes the
+/// message by reference, takes its strings and lists out of it, and writes into a target already in
+/// place, so nothing large is moved. A fresh target holds what an absent or empty source converts to
+/// (`None`, empty, the Go zero), which is why an absent source leaves it as it is.
 trait Convert<P>: Sized {
-    fn from_pb(pb: P) -> Result<Self, Failure>;
+    /// What an absent or zero `P` converts to; the target `fill` writes into.
+    fn fresh() -> Self;
+    fn fill(pb: &mut P, out: &mut Self) -> Outcome;
     fn into_pb(self) -> P;
+
+    fn fill_vec(pb: &mut Vec<P>, out: &mut Vec<Self>) -> Outcome {
+        out.reserve_exact(pb.len());
+        for (index, item) in pb.iter_mut().enumerate() {
+            let slot = out.len();
+            out.push(Self::fresh());
+            Self::fill(item, &mut out[slot])
+                .map_err(|failure| failure.at(&format!("[{index}]")))?;
+        }
+        Ok(())
+    }
+
+    fn fill_map(pb: &mut BTreeMap<String, P>, out: &mut BTreeMap<String, Self>) -> Outcome {
+        *out = std::mem::take(pb)
+            .into_iter()
+            .map(|(key, mut value)| {
+                let mut converted = Self::fresh();
+                match Self::fill(&mut value, &mut converted) {
+                    Ok(()) => Ok((key, converted)),
+                    Err(failure) => Err(failure.at(&format!("[{key:?}]"))),
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(())
+    }
 }
 
 impl<O: Convert<P>, P> Convert<Option<P>> for Option<O> {
-    fn from_pb(pb: Option<P>) -> Result<Self, Failure> {
-        pb.map(O::from_pb).transpose()
+    fn fresh() -> Self {
+        None
+    }
+    fn fill(pb: &mut Option<P>, out: &mut Self) -> Outcome {
+        match pb {
+            Some(pb) => O::fill(pb, out.insert(O::fresh())),
+            None => Ok(()),
+        }
     }
     fn into_pb(self) -> Option<P> {
         self.map(O::into_pb)
@@ -101,13 +148,11 @@ impl<O: Convert<P>, P> Convert<Option<P>> for Option<O> {
 }
 
 impl<O: Convert<P>, P> Convert<Vec<P>> for Vec<O> {
-    fn from_pb(pb: Vec<P>) -> Result<Self, Failure> {
-        pb.into_iter()
-            .enumerate()
-            .map(|(index, item)| {
-                O::from_pb(item).map_err(|failure| failure.at(&format!("[{index}]")))
-            })
-            .collect()
+    fn fresh() -> Self {
+        Vec::new()
+    }
+    fn fill(pb: &mut Vec<P>, out: &mut Self) -> Outcome {
+        O::fill_vec(pb, out)
     }
     fn into_pb(self) -> Vec<P> {
         self.into_iter().map(O::into_pb).collect()
@@ -116,11 +161,14 @@ impl<O: Convert<P>, P> Convert<Vec<P>> for Vec<O> {
 
 /// JSON omits an empty list: protobuf cannot tell it from an absent one.
 impl<O: Convert<P>, P> Convert<Vec<P>> for Option<Vec<O>> {
-    fn from_pb(pb: Vec<P>) -> Result<Self, Failure> {
+    fn fresh() -> Self {
+        None
+    }
+    fn fill(pb: &mut Vec<P>, out: &mut Self) -> Outcome {
         if pb.is_empty() {
-            Ok(None)
+            Ok(())
         } else {
-            Vec::from_pb(pb).map(Some)
+            O::fill_vec(pb, out.insert(Vec::new()))
         }
     }
     fn into_pb(self) -> Vec<P> {
@@ -129,17 +177,15 @@ impl<O: Convert<P>, P> Convert<Vec<P>> for Option<Vec<O>> {
 }
 
 impl<O: Convert<P>, P> Convert<BTreeMap<String, P>> for Option<BTreeMap<String, O>> {
-    fn from_pb(pb: BTreeMap<String, P>) -> Result<Self, Failure> {
+    fn fresh() -> Self {
+        None
+    }
+    fn fill(pb: &mut BTreeMap<String, P>, out: &mut Self) -> Outcome {
         if pb.is_empty() {
-            return Ok(None);
+            Ok(())
+        } else {
+            O::fill_map(pb, out.insert(BTreeMap::new()))
         }
-        pb.into_iter()
-            .map(|(key, value)| match O::from_pb(value) {
-                Ok(value) => Ok((key, value)),
-                Err(failure) => Err(failure.at(&format!("[{key:?}]"))),
-            })
-            .collect::<Result<_, _>>()
-            .map(Some)
     }
     fn into_pb(self) -> BTreeMap<String, P> {
         self.unwrap_or_default()
@@ -153,8 +199,14 @@ impl<O: Convert<P>, P> Convert<BTreeMap<String, P>> for Option<BTreeMap<String, 
 macro_rules! required {
     ($($openapi:ty => $pb:ty),* $(,)?) => {$(
         impl Convert<Option<$pb>> for $openapi {
-            fn from_pb(pb: Option<$pb>) -> Result<Self, Failure> {
-                pb.map_or_else(|| Ok(Self::default()), Self::from_pb)
+            fn fresh() -> Self {
+                Self::default()
+            }
+            fn fill(pb: &mut Option<$pb>, out: &mut Self) -> Outcome {
+                match pb {
+                    Some(pb) => <Self as Convert<$pb>>::fill(pb, out),
+                    None => Ok(()),
+                }
             }
             fn into_pb(self) -> Option<$pb> {
                 Some(self.into_pb())
@@ -163,14 +215,30 @@ macro_rules! required {
     )*};
 }
 
+/// The same type on both sides: taken out of the source whole, lists and maps too.
 macro_rules! scalars {
     ($($scalar:ty),*) => {$(
         impl Convert<$scalar> for $scalar {
-            fn from_pb(pb: $scalar) -> Result<Self, Failure> {
-                Ok(pb)
+            fn fresh() -> Self {
+                Self::default()
+            }
+            fn fill(pb: &mut $scalar, out: &mut Self) -> Outcome {
+                *out = std::mem::take(pb);
+                Ok(())
             }
             fn into_pb(self) -> $scalar {
                 self
+            }
+            fn fill_vec(pb: &mut Vec<$scalar>, out: &mut Vec<Self>) -> Outcome {
+                *out = std::mem::take(pb);
+                Ok(())
+            }
+            fn fill_map(
+                pb: &mut BTreeMap<String, $scalar>,
+                out: &mut BTreeMap<String, Self>,
+            ) -> Outcome {
+                *out = std::mem::take(pb);
+                Ok(())
             }
         }
         required!($scalar => $scalar);
@@ -181,11 +249,12 @@ scalars!(String, bool, i32, i64);
 
 /// A Go value field with `omitempty`: the server's protobuf holds its zero, its JSON omits it.
 fn zero_is_absent<O: Convert<P>, P: Default + PartialEq>(
-    pb: Option<P>,
-) -> Result<Option<O>, Failure> {
+    pb: &mut Option<P>,
+    out: &mut Option<O>,
+) -> Outcome {
     match pb {
-        Some(pb) if pb != P::default() => O::from_pb(pb).map(Some),
-        _ => Ok(None),
+        Some(pb) if *pb != P::default() => O::fill(pb, out.insert(O::fresh())),
+        _ => Ok(()),
     }
 }
 
@@ -194,8 +263,12 @@ fn zero_when_absent<O: Convert<P>, P: Default>(value: Option<O>) -> Option<P> {
 }
 
 impl Convert<pb_resource::Quantity> for Quantity {
-    fn from_pb(pb: pb_resource::Quantity) -> Result<Self, Failure> {
-        Ok(Quantity(pb.string.unwrap_or_default()))
+    fn fresh() -> Self {
+        Self::default()
+    }
+    fn fill(pb: &mut pb_resource::Quantity, out: &mut Self) -> Outcome {
+        out.0 = pb.string.take().unwrap_or_default();
+        Ok(())
     }
     fn into_pb(self) -> pb_resource::Quantity {
         pb_resource::Quantity {
@@ -206,11 +279,14 @@ impl Convert<pb_resource::Quantity> for Quantity {
 
 /// The API server writes whole seconds; nanoseconds, if a client sent some, are kept.
 impl Convert<pb_meta_v1::Time> for meta_v1::Time {
-    fn from_pb(pb: pb_meta_v1::Time) -> Result<Self, Failure> {
-        let pb_meta_v1::Time { seconds, nanos } = pb;
-        Timestamp::new(seconds.unwrap_or_default(), nanos.unwrap_or_default())
-            .map(meta_v1::Time)
-            .map_err(|error| Failure::new(format!("time out of range: {error}")))
+    fn fresh() -> Self {
+        meta_v1::Time(Timestamp::UNIX_EPOCH)
+    }
+    fn fill(pb: &mut pb_meta_v1::Time, out: &mut Self) -> Outcome {
+        let pb_meta_v1::Time { seconds, nanos } = *pb;
+        out.0 = Timestamp::new(seconds.unwrap_or_default(), nanos.unwrap_or_default())
+            .map_err(|error| Failure::new(format!("time out of range: {error}")))?;
+        Ok(())
     }
     fn into_pb(self) -> pb_meta_v1::Time {
         pb_meta_v1::Time {
@@ -221,11 +297,14 @@ impl Convert<pb_meta_v1::Time> for meta_v1::Time {
 }
 
 impl Convert<pb_meta_v1::FieldsV1> for meta_v1::FieldsV1 {
-    fn from_pb(pb: pb_meta_v1::FieldsV1) -> Result<Self, Failure> {
+    fn fresh() -> Self {
+        Self::default()
+    }
+    fn fill(pb: &mut pb_meta_v1::FieldsV1, out: &mut Self) -> Outcome {
         let pb_meta_v1::FieldsV1 { raw } = pb;
-        serde_json::from_slice(&raw.unwrap_or_default())
-            .map(meta_v1::FieldsV1)
-            .map_err(|error| Failure::new(format!("not JSON: {error}")))
+        out.0 = serde_json::from_slice(raw.as_deref().unwrap_or_default())
+            .map_err(|error| Failure::new(format!("not JSON: {error}")))?;
+        Ok(())
     }
     fn into_pb(self) -> pb_meta_v1::FieldsV1 {
         pb_meta_v1::FieldsV1 {
@@ -236,17 +315,21 @@ impl Convert<pb_meta_v1::FieldsV1> for meta_v1::FieldsV1 {
 
 /// Protobuf's `type` is 0 for an integer, 1 for a string; the server writes all three fields.
 impl Convert<pb_intstr::IntOrString> for IntOrString {
-    fn from_pb(pb: pb_intstr::IntOrString) -> Result<Self, Failure> {
+    fn fresh() -> Self {
+        Self::default()
+    }
+    fn fill(pb: &mut pb_intstr::IntOrString, out: &mut Self) -> Outcome {
         let pb_intstr::IntOrString {
             r#type,
             int_val,
             str_val,
         } = pb;
-        match r#type.unwrap_or_default() {
-            0 => Ok(IntOrString::Int(int_val.unwrap_or_default())),
-            1 => Ok(IntOrString::String(str_val.unwrap_or_default())),
-            other => Err(Failure::new(format!("IntOrString of unknown type {other}"))),
-        }
+        *out = match r#type.unwrap_or_default() {
+            0 => IntOrString::Int(int_val.unwrap_or_default()),
+            1 => IntOrString::String(str_val.take().unwrap_or_default()),
+            other => return Err(Failure::new(format!("IntOrString of unknown type {other}"))),
+        };
+        Ok(())
     }
     fn into_pb(self) -> pb_intstr::IntOrString {
         let (r#type, int_val, str_val) = match self {
@@ -263,12 +346,13 @@ impl Convert<pb_intstr::IntOrString> for IntOrString {
 
 required!(IntOrString => pb_intstr::IntOrString);
 
-macro_rules! field_from_pb {
-    (zero $field:ident) => {
-        zero_is_absent($field).map_err(|failure| failure.at(stringify!($field)))?
+macro_rules! fill_field {
+    (zero $field:ident, $out:expr) => {
+        zero_is_absent($field, &mut $out.$field)
+            .map_err(|failure| failure.at(stringify!($field)))?
     };
-    ($field:ident) => {
-        Convert::from_pb($field).map_err(|failure| failure.at(stringify!($field)))?
+    ($field:ident, $out:expr) => {
+        Convert::fill($field, &mut $out.$field).map_err(|failure| failure.at(stringify!($field)))?
     };
 }
 
@@ -283,6 +367,9 @@ macro_rules! field_into_pb {
 
 /// One line per type: `openapi = pb { fields; zero { .. }; renamed { openapi: pb [as zero] };
 /// embedded { pb_field: PbType { fields; zero { .. } } }; openapi_only { .. }; pb_only { .. } }`.
+///
+/// Both sides are destructured without `..`, so a field missing from a line is a compile error; the
+/// target's destructuring binds nothing, it only checks that the line names all its fields.
 macro_rules! convert {
     ($(
         $omod:ident :: $oty:ident = $pmod:ident :: $pty:ident {
@@ -297,7 +384,11 @@ macro_rules! convert {
         }
     )*) => {$(
         impl Convert<$pmod::$pty> for $omod::$oty {
-            fn from_pb(pb: $pmod::$pty) -> Result<Self, Failure> {
+            fn fresh() -> Self {
+                Self::default()
+            }
+
+            fn fill(pb: &mut $pmod::$pty, out: &mut Self) -> Outcome {
                 let $pmod::$pty {
                     $($f,)*
                     $($($z,)*)?
@@ -305,19 +396,25 @@ macro_rules! convert {
                     $($($e,)*)?
                     $($($po: _,)*)?
                 } = pb;
+                let $omod::$oty {
+                    $($f: _,)*
+                    $($($z: _,)*)?
+                    $($($ro: _,)*)?
+                    $($($($ef: _,)* $($($ez: _,)*)?)*)?
+                    $($($oo: _,)*)?
+                } = *out;
                 $($(
-                    let $emod::$ety { $($ef,)* $($($ez,)*)? } = $e.unwrap_or_default();
+                    let $emod::$ety { $($ef,)* $($($ez,)*)? } =
+                        $e.get_or_insert_with(Default::default);
                 )*)?
-                Ok($omod::$oty {
-                    $($f: field_from_pb!($f),)*
-                    $($($z: field_from_pb!(zero $z),)*)?
-                    $($($ro: field_from_pb!($($rmode)? $ro),)*)?
-                    $($(
-                        $($ef: field_from_pb!($ef),)*
-                        $($($ez: field_from_pb!(zero $ez),)*)?
-                    )*)?
-                    $($($oo: None,)*)?
-                })
+                $(fill_field!($f, out);)*
+                $($(fill_field!(zero $z, out);)*)?
+                $($(fill_field!($($rmode)? $ro, out);)*)?
+                $($(
+                    $(fill_field!($ef, out);)*
+                    $($(fill_field!(zero $ez, out);)*)?
+                )*)?
+                Ok(())
             }
 
             fn into_pb(self) -> $pmod::$pty {
