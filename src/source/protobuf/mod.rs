@@ -175,7 +175,10 @@ impl ListSplitter {
             self.step(&mut chunk, items)?;
             if in_list && let Some(left) = &mut self.list_left {
                 *left -= (before - chunk.len()) as u64;
-                if *left == 0 && matches!(self.state, State::Varint(Varint::Key)) {
+                // A key begun but not ended there runs past the end: the next step says so.
+                let between_fields =
+                    matches!(self.state, State::Varint(Varint::Key)) && self.varint == (0, 0);
+                if *left == 0 && between_fields {
                     self.list_left = None;
                 }
             }
@@ -438,8 +441,30 @@ mod tests {
         let raw = [&[(2 << 3) | 2][..], &varint(item.len() - 1), &item].concat();
         let past = split(&[MAGIC, &raw].concat(), 5).unwrap_err();
         assert!(past.contains("past the end of the list"), "{past}");
+        // A two-byte key of which the list holds only the first byte.
+        let key = [0x92, 0x01];
+        for piece in [1, 2, 5] {
+            let straddling = [MAGIC, &[(2 << 3) | 2, 1], &key].concat();
+            let past = split(&straddling, piece).unwrap_err();
+            assert!(past.contains("past the end of the list"), "{past}");
+        }
         let groups = split(&[MAGIC, &[(1 << 3) | 3][..]].concat(), 1).unwrap_err();
         assert!(groups.contains("wire type 3"), "{groups}");
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes and wherever they are cut, the scanner ends in items or an error,
+        /// and an answer it takes whole it takes alike in pieces.
+        #[test]
+        fn any_bytes_in_any_pieces(
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            piece in 1usize..40,
+        ) {
+            let bytes = [MAGIC, &body].concat();
+            let whole = split(&bytes, bytes.len().max(1));
+            let pieces = split(&bytes, piece);
+            proptest::prop_assert_eq!(whole.map(|(items, _)| items), pieces.map(|(items, _)| items));
+        }
     }
 
     #[test]
