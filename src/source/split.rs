@@ -6,6 +6,10 @@
 
 use memchr::memchr2;
 
+/// The top-level keys of an item whose repetition `finish_item` looks for, quotes included.
+const KIND: &[u8] = b"\"kind\"";
+const ITEMS: &[u8] = b"\"items\"";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// Before the list object's `{`.
@@ -105,8 +109,10 @@ pub struct ListSplitter {
     expect_key: bool,
     /// Where the top-level key being read starts in the item.
     key_start: Option<usize>,
-    /// The item's top-level keys, as ranges of it, until it is whole.
-    keys: Vec<(usize, usize)>,
+    /// How many times the item's top-level keys so far are `"kind"` and `"items"`: counted as
+    /// each key ends, so an item of a million keys holds no list of them.
+    kind_keys: u8,
+    items_keys: u8,
     /// A top-level key of the item is written with an escape.
     escaped_key: bool,
     /// Where `feed` cuts items to before handing them out one by one.
@@ -128,7 +134,8 @@ impl Default for ListSplitter {
             item_len: 0,
             expect_key: false,
             key_start: None,
-            keys: Vec::new(),
+            kind_keys: 0,
+            items_keys: 0,
             escaped_key: false,
             owned: Cut::default(),
         }
@@ -276,7 +283,7 @@ impl ListSplitter {
                         } else {
                             self.in_string = false;
                             if let Some(key) = self.key_start.take() {
-                                self.keys.push((key, in_item.wrapping_add(i + 1)));
+                                self.count_key(cut, chunk, start, key..in_item.wrapping_add(i + 1));
                             }
                         }
                         i += 1;
@@ -322,24 +329,40 @@ impl ListSplitter {
         i
     }
 
+    /// Counts a top-level key of the item, at `range` of it. The item's bytes before this piece
+    /// of it are in `cut`; the rest are `chunk`'s from `chunk_start`.
+    fn count_key(
+        &mut self,
+        cut: &Cut,
+        chunk: &[u8],
+        chunk_start: usize,
+        range: std::ops::Range<usize>,
+    ) {
+        let (count, key) = match range.len() {
+            n if n == KIND.len() => (&mut self.kind_keys, KIND),
+            n if n == ITEMS.len() => (&mut self.items_keys, ITEMS),
+            _ => return,
+        };
+        let (read_before, item_start) = (self.item_len, cut.open());
+        let byte = |at: usize| match at.checked_sub(read_before) {
+            None => cut.bytes[item_start + at],
+            Some(in_chunk) => chunk[chunk_start + in_chunk],
+        };
+        if range.zip(key).all(|(at, &b)| byte(at) == b) {
+            *count = count.saturating_add(1);
+        }
+    }
+
     fn finish_item(&mut self, cut: &mut Cut) {
         let start = cut.open();
-        let item = &cut.bytes[start..];
-        let written = |key: &[u8]| {
-            self.keys
-                .iter()
-                .filter(|&&(from, to)| &item[from..to] == key)
-                .count()
-        };
-        let plain_keys =
-            !self.escaped_key && written(b"\"kind\"") <= 1 && written(b"\"items\"") <= 1;
+        let plain_keys = !self.escaped_key && self.kind_keys <= 1 && self.items_keys <= 1;
         cut.items.push(CutItem {
             start,
             end: cut.bytes.len(),
             plain_keys,
         });
         self.item_len = 0;
-        self.keys.clear();
+        (self.kind_keys, self.items_keys) = (0, 0);
         self.escaped_key = false;
         self.expect_key = false;
         self.state = State::Between {
@@ -591,6 +614,12 @@ mod tests {
             (r#"{"k\u0069nd":"Pod"}"#, false),
             (r#"{"a\"b":1}"#, false),
             (r#"{"x":"a\"b","kind":"\u0050od"}"#, true),
+            // Keys as long as `"kind"` and `"items"`, which are kept and compared.
+            (
+                r#"{"kinx":1,"kind":"Pod","itemz":2,"kinx":3,"itemz":4}"#,
+                true,
+            ),
+            (r#"{"kinx":1,"kind":"Pod","itemz":2,"kind":"Node"}"#, false),
         ];
         for (item, plain) in cases {
             let text = format!(r#"{{"kind":"List","items":[{item},{{"kind":"Pod"}}]}}"#);
@@ -607,6 +636,17 @@ mod tests {
                 assert!(pieces[1].plain_keys);
             }
         }
+    }
+
+    /// The keys of an item still being read are counted, not held: ten thousand of them, and
+    /// the counts are those of `kind` and `items`.
+    #[test]
+    fn keys_are_counted_as_they_end() {
+        let keys: String = (0..10_000).map(|i| format!(r#""key{i:05}":1,"#)).collect();
+        let text = format!(r#"{{"kind":"List","items":[{{{keys}"kind":"Pod","items":[]"#);
+        let mut s = ListSplitter::default();
+        s.feed_cut(text.as_bytes(), &mut Cut::default()).unwrap();
+        assert_eq!((s.kind_keys, s.items_keys), (1, 1));
     }
 
     #[test]
