@@ -614,7 +614,7 @@ mod tests {
             (r#"{"k\u0069nd":"Pod"}"#, false),
             (r#"{"a\"b":1}"#, false),
             (r#"{"x":"a\"b","kind":"\u0050od"}"#, true),
-            // Keys as long as `"kind"` and `"items"`, which are kept and compared.
+            // Keys as long as `"kind"` and `"items"`, which are compared with them.
             (
                 r#"{"kinx":1,"kind":"Pod","itemz":2,"kinx":3,"itemz":4}"#,
                 true,
