@@ -6,7 +6,8 @@
 
 use memchr::memchr2;
 
-/// The top-level keys of an item whose repetition `finish_item` looks for, quotes included.
+/// The top-level keys whose repetition `finish_item` looks for in an item, quotes included;
+/// `items` is also the list's own key, which the shell is read for.
 const KIND: &[u8] = b"\"kind\"";
 const ITEMS: &[u8] = b"\"items\"";
 
@@ -221,7 +222,7 @@ impl ListSplitter {
             if closes_string(&mut self.escaped, b) {
                 self.in_string = false;
                 if let Some(start) = self.shell_key_start.take() {
-                    self.items_key = &self.shell[start..] == b"\"items\"";
+                    self.items_key = &self.shell[start..] == ITEMS;
                 }
             }
             return;
