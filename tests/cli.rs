@@ -1526,6 +1526,65 @@ fn explain_suggests_pod_edits_and_all_pending_ranks_cluster_changes() {
     }
 }
 
+/// Pending replicas that need more than one new node are offered as many as they need: the
+/// demo cluster with seven more replicas of a pod that fits no node's free room. Every count
+/// shown is one the plan ran (`--clone-node worker-b1=7` places one of them only by preempting).
+#[test]
+fn all_pending_suggests_as_many_new_nodes_as_the_replicas_need() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = dir.path().join("replicas.yaml");
+    let mut text = std::fs::read_to_string(demo()).unwrap();
+    for i in 0..7 {
+        text.push_str(&format!(
+            "\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: checkout-{i}\n  namespace: shop\n  uid: uid-checkout-{i}\nspec:\n  containers:\n  - name: checkout\n    image: ghcr.io/example/checkout:1.8\n    resources: {{requests: {{cpu: 6500m, memory: 4Gi}}}}\n"
+        ));
+    }
+    std::fs::write(&cluster, text).unwrap();
+    let cluster = cluster.to_str().unwrap();
+    let (code, json, err) = run(&[
+        "explain",
+        "--snapshot",
+        cluster,
+        "--all-pending",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let first = &v["suggestions"][0];
+    assert_eq!(
+        first["edits"],
+        serde_json::json!(["--clone-node", "worker-b1=8"]),
+        "{first}"
+    );
+    assert_eq!(first["places"].as_array().unwrap().len(), 8, "{first}");
+    for count in ["7", "8"] {
+        let (_, out, _) = run(&[
+            "explain",
+            "--snapshot",
+            cluster,
+            "--all-pending",
+            "--clone-node",
+            &format!("worker-b1={count}"),
+        ]);
+        let preempting = out.contains("preempting");
+        assert_eq!(preempting, count == "7", "{out}");
+    }
+    for colour in ["never", "always"] {
+        let (code, out, _) = run(&[
+            "explain",
+            "--snapshot",
+            cluster,
+            "--all-pending",
+            "--color",
+            colour,
+        ]);
+        assert_eq!(code, 1);
+        let section = &out[out.find("What would place them").expect("the section")..];
+        insta::assert_snapshot!(format!("all_pending_new_nodes_80_{colour}"), section);
+    }
+}
+
 /// The verdict-first table, on the demo cluster and on one examples/gen-cluster wrote
 /// (`--nodes 150 --pods-per-node 8 --seed 1`), at 80 and 200 columns, with colour and with
 /// NO_COLOR: the same text either way, no line wider than the terminal, a screen at most.

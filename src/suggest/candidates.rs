@@ -474,12 +474,20 @@ fn clones(p: &Problem, r: &Rejections) -> Vec<Candidate> {
     }
     shapes
         .into_values()
-        .map(|(size, node)| Candidate {
-            kind: Kind::Cluster,
-            edits: vec![Edit::CloneNode { node, count: 1 }],
-            pod: Vec::new(),
-            amount: size,
-            description: format!("add 1 node like {node}"),
-        })
+        .map(|(size, node)| clone_node(node, 1, size))
         .collect()
+}
+
+/// `--clone-node NODE=COUNT`; `node_size` (its allocatable cpu) ranks the smaller node first.
+pub(super) fn clone_node(node: Str, count: usize, node_size: i64) -> Candidate {
+    Candidate {
+        kind: Kind::Cluster,
+        edits: vec![Edit::CloneNode { node, count }],
+        pod: Vec::new(),
+        amount: node_size * count as i64,
+        description: match count {
+            1 => format!("add 1 node like {node}"),
+            n => format!("add {n} nodes like {node}"),
+        },
+    }
 }

@@ -10,6 +10,7 @@ use crate::framework::runner::Framework;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::pod::Pod;
+use crate::plan::edit::Edit;
 use crate::plan::{self, Origin, Outcome, PodFilter};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,14 +43,23 @@ pub struct PendingSuggestions {
     pub tried: usize,
 }
 
+/// Plans run at most, over all the `--clone-node` changes, to find how many nodes each adds.
+const MAX_GROWTH_PLANS: usize = 8;
+
+/// Nodes one `--clone-node` change adds at most (what `--clone-node` accepts).
+const MAX_CLONES: usize = 10_000;
+
+/// The pending pods a plan places, and the pods its edits delete or evict.
+type Placed = (BTreeSet<String>, Vec<String>);
+
 /// The pending pods placed (without preemption) by a plan of `edits` queuing every pod `select`
 /// chooses; `None` when the edits do not apply.
 fn placed(
     fws: &[Framework],
     cluster: &Cluster,
-    edits: &[crate::plan::edit::Edit],
+    edits: &[Edit],
     select: impl Fn(&Pod) -> bool + 'static,
-) -> Option<(BTreeSet<String>, Vec<String>)> {
+) -> Option<Placed> {
     let pending: PodFilter = Box::new(select);
     let done = plan::run(
         fws,
@@ -130,11 +140,18 @@ pub fn suggest(
     let Some((before, _)) = placed(fws, cluster, &[], select.clone()) else {
         return out;
     };
-    for (_, c) in order.into_iter().take(MAX_PLANS) {
+    let mut growth_plans = MAX_GROWTH_PLANS;
+    let grow = Growth {
+        fws,
+        cluster,
+        before: &before,
+    };
+    for (proposed_by, c) in order.into_iter().take(MAX_PLANS) {
         out.tried += 1;
-        let Some((after, evicts)) = placed(fws, cluster, &c.edits, select.clone()) else {
+        let Some(after) = placed(fws, cluster, &c.edits, select.clone()) else {
             continue;
         };
+        let (c, (after, evicts)) = grow.clones(c, after, proposed_by, &select, &mut growth_plans);
         let places: Vec<String> = after.difference(&before).cloned().collect();
         if places.is_empty() {
             continue;
@@ -154,4 +171,82 @@ pub fn suggest(
         .sort_by_key(|s| std::cmp::Reverse(s.places.len()));
     out.suggestions.truncate(limit);
     out
+}
+
+/// What growing a `--clone-node` change needs: the plans to run and what they are measured
+/// against.
+struct Growth<'a> {
+    fws: &'a [Framework],
+    cluster: &'a Cluster,
+    /// The pending pods the plan without any change places.
+    before: &'a BTreeSet<String>,
+}
+
+impl Growth<'_> {
+    fn gained(&self, placed: &Placed) -> usize {
+        placed.0.difference(self.before).count()
+    }
+
+    /// A change adding one node like another, grown to the fewest such nodes that place the
+    /// most pending pods: one node is often not what a deployment's pending replicas need.
+    /// `wanted` pods proposed the change (each would fit such a node empty). The count goes
+    /// first to what they would need if every node took as many as the first, then doubles
+    /// while that places more; then it comes down to the smallest count that places as many:
+    /// one less first (right when the pods are alike), then by halves. Each count is a plan of
+    /// its own, `plans` at most. Any other change is returned as it is.
+    fn clones(
+        &self,
+        one: Candidate,
+        placed_by_one: Placed,
+        wanted: usize,
+        select: &(impl Fn(&Pod) -> bool + Clone + 'static),
+        plans: &mut usize,
+    ) -> (Candidate, Placed) {
+        let by_one = self.gained(&placed_by_one);
+        let &[Edit::CloneNode { node, count: 1 }] = one.edits.as_slice() else {
+            return (one, placed_by_one);
+        };
+        if by_one == 0 {
+            return (one, placed_by_one);
+        }
+        let mut run = |count: usize| {
+            (*plans > 0).then(|| {
+                *plans -= 1;
+                placed(
+                    self.fws,
+                    self.cluster,
+                    &[Edit::CloneNode { node, count }],
+                    select.clone(),
+                )
+            })
+        };
+        let mut best = (1, placed_by_one);
+        // A count known to place fewer than `best` does (none below one node).
+        let mut fewer = 0;
+        let mut more = wanted.div_ceil(by_one).clamp(2, MAX_CLONES);
+        while self.gained(&best.1) < wanted && more > best.0 {
+            match run(more) {
+                Some(Some(p)) if self.gained(&p) > self.gained(&best.1) => {
+                    fewer = best.0;
+                    best = (more, p);
+                    more = (more * 2).min(MAX_CLONES);
+                }
+                _ => break,
+            }
+        }
+        let most = self.gained(&best.1);
+        let mut below = best.0 - 1;
+        while below > fewer {
+            match run(below) {
+                Some(Some(p)) if self.gained(&p) >= most => best = (below, p),
+                Some(_) => fewer = below,
+                None => break,
+            }
+            below = (fewer + best.0) / 2;
+        }
+        (
+            super::candidates::clone_node(node, best.0, one.amount),
+            best.1,
+        )
+    }
 }

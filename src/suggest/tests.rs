@@ -181,3 +181,56 @@ fn one_change_repeated_on_many_nodes_does_not_fill_every_slot() {
         all.suggestions
     );
 }
+
+/// The node `explain --all-pending` suggests adding for the pending pods of `items`, with the
+/// default profile of the oldest release.
+fn new_nodes_suggested(items: Vec<Value>) -> pending::Placing {
+    let cluster = cluster(items);
+    let snapshot = Snapshot::new(cluster.clone(), None);
+    let fws = vec![default_framework(Release::OLDEST.into())];
+    let pending: Vec<&Arc<Pod>> = cluster
+        .pods
+        .iter()
+        .filter(|p| p.node_name.is_none())
+        .collect();
+    let explanations: Vec<_> = pending
+        .iter()
+        .map(|p| explain::build(&fws[0], &snapshot, p, &fws[0].schedule(&snapshot, p)))
+        .collect();
+    let explained: Vec<_> = pending.iter().copied().zip(&explanations).collect();
+    pending::suggest(&fws, &cluster, &snapshot, &explained, 10)
+        .suggestions
+        .into_iter()
+        .find(|s| s.edits[0] == "--clone-node")
+        .expect("a node to add")
+}
+
+#[test]
+fn pending_replicas_are_given_as_many_new_nodes_as_they_need() {
+    // Every node is full; each new node like `a` takes two of the five pending replicas.
+    let mut items = vec![node("a", "4", json!({})), node("b", "4", json!({}))];
+    items.push(pod("ns/running-a", Some("a"), "4", 0, json!({})));
+    items.push(pod("ns/running-b", Some("b"), "4", 0, json!({})));
+    for i in 0..5 {
+        items.push(pod(&format!("ns/web-{i}"), None, "2", 0, json!({})));
+    }
+    let clone = new_nodes_suggested(items);
+    assert_eq!(clone.edits, ["--clone-node", "a=3"]);
+    assert_eq!(clone.description, "add 3 nodes like a");
+    assert_eq!((clone.places.len(), clone.of), (5, 5));
+    assert!(clone.evicts.is_empty());
+}
+
+#[test]
+fn one_new_node_stays_one_when_it_places_every_pod_it_can() {
+    let items = vec![
+        node("a", "4", json!({})),
+        pod("ns/running", Some("a"), "4", 0, json!({})),
+        pod("ns/web-0", None, "2", 0, json!({})),
+        pod("ns/web-1", None, "2", 0, json!({})),
+    ];
+    let clone = new_nodes_suggested(items);
+    assert_eq!(clone.edits, ["--clone-node", "a=1"]);
+    assert_eq!(clone.description, "add 1 node like a");
+    assert_eq!(clone.places.len(), 2);
+}
