@@ -146,24 +146,44 @@ pub fn suggest(
         cluster,
         before: &before,
     };
-    for (proposed_by, c) in order.into_iter().take(MAX_PLANS) {
-        out.tried += 1;
-        let Some(after) = placed(fws, cluster, &c.edits, select.clone()) else {
-            continue;
-        };
+    let mut try_one = |proposed_by: usize, c: Candidate| {
+        let after = placed(fws, cluster, &c.edits, select.clone())?;
         let (c, (after, evicts)) = grow.clones(c, after, proposed_by, &select, &mut growth_plans);
         let places: Vec<String> = after.difference(&before).cloned().collect();
-        if places.is_empty() {
-            continue;
-        }
-        out.suggestions.push(Placing {
+        (!places.is_empty()).then(|| Placing {
             kind: c.kind,
             description: c.description.clone(),
             edits: c.arguments(),
             places,
             of: stuck.len(),
             evicts,
-        });
+        })
+    };
+    // One family at a time, as for a single pod (`verify_in_order`): removing the same taint
+    // from twenty GPU nodes waits until every other kind of change has had its turn.
+    let mut placing = BTreeSet::new();
+    let mut deferred = Vec::new();
+    for (proposed_by, c) in order {
+        if out.tried >= MAX_PLANS {
+            break;
+        }
+        let family = c.family();
+        if placing.contains(&family) {
+            deferred.push((proposed_by, c));
+            continue;
+        }
+        out.tried += 1;
+        if let Some(p) = try_one(proposed_by, c) {
+            out.suggestions.push(p);
+            placing.insert(family);
+        }
+    }
+    for (proposed_by, c) in deferred {
+        if out.tried >= MAX_PLANS {
+            break;
+        }
+        out.tried += 1;
+        out.suggestions.extend(try_one(proposed_by, c));
     }
     // Most placed first; equal counts keep the order they were tried in (most proposed, then
     // least disruptive).

@@ -182,9 +182,9 @@ fn one_change_repeated_on_many_nodes_does_not_fill_every_slot() {
     );
 }
 
-/// The node `explain --all-pending` suggests adding for the pending pods of `items`, with the
-/// default profile of the oldest release.
-fn new_nodes_suggested(items: Vec<Value>) -> pending::Placing {
+/// `explain --all-pending`'s suggestions for the pending pods of `items`, with the default
+/// profile of the oldest release.
+fn all_pending_suggestions(items: Vec<Value>) -> Vec<pending::Placing> {
     let cluster = cluster(items);
     let snapshot = Snapshot::new(cluster.clone(), None);
     let fws = vec![default_framework(Release::OLDEST.into())];
@@ -198,11 +198,30 @@ fn new_nodes_suggested(items: Vec<Value>) -> pending::Placing {
         .map(|p| explain::build(&fws[0], &snapshot, p, &fws[0].schedule(&snapshot, p)))
         .collect();
     let explained: Vec<_> = pending.iter().copied().zip(&explanations).collect();
-    pending::suggest(&fws, &cluster, &snapshot, &explained, 10)
-        .suggestions
+    pending::suggest(&fws, &cluster, &snapshot, &explained, 10).suggestions
+}
+
+/// The node `explain --all-pending` suggests adding for the pending pods of `items`.
+fn new_nodes_suggested(items: Vec<Value>) -> pending::Placing {
+    all_pending_suggestions(items)
         .into_iter()
         .find(|s| s.edits[0] == "--clone-node")
         .expect("a node to add")
+}
+
+#[test]
+fn all_pending_tries_each_kind_of_change_before_the_same_on_more_nodes() {
+    // Nine nodes with the same taint sort before the cordoned one, and are more than the plans
+    // tried: once one untaint places the pod, the other eight wait and the uncordon is tried.
+    let mut items: Vec<Value> = (0..9)
+        .map(|i| tainted(node(&format!("a{i}"), "4", json!({})), "dedicated", "gpu"))
+        .collect();
+    items.push(cordoned(node("z", "4", json!({}))));
+    items.push(pod("ns/p", None, "2", 0, json!({})));
+    let s = all_pending_suggestions(items);
+    let first: Vec<&str> = s.iter().map(|s| s.edits[0].as_str()).collect();
+    assert!(first.contains(&"--uncordon"), "{first:?}");
+    assert!(first.contains(&"--untaint"), "{first:?}");
 }
 
 #[test]
