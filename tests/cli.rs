@@ -1527,8 +1527,9 @@ fn explain_suggests_pod_edits_and_all_pending_ranks_cluster_changes() {
 }
 
 /// Pending replicas that need more than one new node are offered as many as they need: the
-/// demo cluster with seven more replicas of a pod that fits no node's free room. Every count
-/// shown is one the plan ran (`--clone-node worker-b1=7` places one of them only by preempting).
+/// demo cluster with seven more replicas of a pod that fits no node's free room. Each new node
+/// takes one of them or the demo's pending search-indexer, so eight are needed: with seven, one
+/// replica is placed only by preempting, which does not count as placed.
 #[test]
 fn all_pending_suggests_as_many_new_nodes_as_the_replicas_need() {
     let dir = tempfile::tempdir().unwrap();

@@ -18,6 +18,9 @@ pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 /// Taints under this prefix are derived from node conditions and cordoning; a fresh node has none.
 const CONDITION_TAINT_PREFIX: &str = "node.kubernetes.io/";
 
+/// Nodes one `--clone-node` adds at most.
+pub const MAX_CLONES: usize = 10_000;
+
 #[derive(Clone, Debug)]
 pub enum Edit {
     Cordon(Str),
@@ -314,8 +317,8 @@ impl Edit {
         let count = count
             .parse::<usize>()
             .ok()
-            .filter(|&c| (1..=10_000).contains(&c))
-            .ok_or_else(|| err(format!("{count:?} is not a count from 1 to 10000")))?;
+            .filter(|&c| (1..=MAX_CLONES).contains(&c))
+            .ok_or_else(|| err(format!("{count:?} is not a count from 1 to {MAX_CLONES}")))?;
         Ok(Edit::CloneNode { node, count })
     }
 

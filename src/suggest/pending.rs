@@ -10,7 +10,7 @@ use crate::framework::runner::Framework;
 use crate::framework::snapshot::Snapshot;
 use crate::model::cluster::Cluster;
 use crate::model::pod::Pod;
-use crate::plan::edit::Edit;
+use crate::plan::edit::{Edit, MAX_CLONES};
 use crate::plan::{self, Origin, Outcome, PodFilter};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,15 +39,13 @@ pub struct Placing {
 #[serde(rename_all = "camelCase")]
 pub struct PendingSuggestions {
     pub suggestions: Vec<Placing>,
+    /// Changes tried; the counts a new-node change was grown through are not counted apart.
     #[serde(rename = "suggestionsTried")]
     pub tried: usize,
 }
 
 /// Plans run at most, over all the `--clone-node` changes, to find how many nodes each adds.
 const MAX_GROWTH_PLANS: usize = 8;
-
-/// Nodes one `--clone-node` change adds at most (what `--clone-node` accepts).
-const MAX_CLONES: usize = 10_000;
 
 /// The pending pods a plan places, and the pods its edits delete or evict.
 type Placed = (BTreeSet<String>, Vec<String>);
@@ -105,8 +103,8 @@ pub fn suggest(
     if limit == 0 || stuck.is_empty() {
         return out;
     }
-    // Each candidate with how many pending pods proposed it: the most asked for first.
-    let mut proposed: BTreeMap<(Vec<String>, String), (usize, Candidate)> = BTreeMap::new();
+    // Each candidate with the pending pods that proposed it: the most asked for first.
+    let mut proposed: BTreeMap<(Vec<String>, String), (Vec<String>, Candidate)> = BTreeMap::new();
     for (pod, e) in &stuck {
         let Some(fw) = fws
             .iter()
@@ -129,26 +127,27 @@ pub fn suggest(
             }
             proposed
                 .entry(c.identity())
-                .and_modify(|(n, _)| *n += 1)
-                .or_insert((1, c));
+                .or_insert_with(|| (Vec::new(), c))
+                .0
+                .push(pod.key());
         }
     }
-    let mut order: Vec<(usize, Candidate)> = proposed.into_values().collect();
-    order.sort_by(|(n, a), (m, b)| m.cmp(n).then_with(|| super::rank(a, b)));
+    let mut order: Vec<(Vec<String>, Candidate)> = proposed.into_values().collect();
+    order.sort_by(|(n, a), (m, b)| m.len().cmp(&n.len()).then_with(|| super::rank(a, b)));
     let uids: BTreeSet<_> = pending.iter().map(|(p, _)| p.uid).collect();
     let select = move |p: &Pod| uids.contains(&p.uid);
     let Some((before, _)) = placed(fws, cluster, &[], select.clone()) else {
         return out;
     };
     let mut growth_plans = MAX_GROWTH_PLANS;
-    let grow = Growth {
+    let growth = Growth {
         fws,
         cluster,
         before: &before,
     };
-    let mut try_one = |proposed_by: usize, c: Candidate| {
+    let mut try_one = |proposed_by: Vec<String>, c: Candidate| {
         let after = placed(fws, cluster, &c.edits, select.clone())?;
-        let (c, (after, evicts)) = grow.clones(c, after, proposed_by, &select, &mut growth_plans);
+        let (c, (after, evicts)) = growth.grown(c, after, &proposed_by, &select, &mut growth_plans);
         let places: Vec<String> = after.difference(&before).cloned().collect();
         (!places.is_empty()).then(|| Placing {
             kind: c.kind,
@@ -161,21 +160,21 @@ pub fn suggest(
     };
     // One family at a time, as for a single pod (`verify_in_order`): removing the same taint
     // from twenty GPU nodes waits until every other kind of change has had its turn.
-    let mut placing = BTreeSet::new();
+    let mut families_placing = BTreeSet::new();
     let mut deferred = Vec::new();
     for (proposed_by, c) in order {
         if out.tried >= MAX_PLANS {
             break;
         }
         let family = c.family();
-        if placing.contains(&family) {
+        if families_placing.contains(&family) {
             deferred.push((proposed_by, c));
             continue;
         }
         out.tried += 1;
         if let Some(p) = try_one(proposed_by, c) {
             out.suggestions.push(p);
-            placing.insert(family);
+            families_placing.insert(family);
         }
     }
     for (proposed_by, c) in deferred {
@@ -185,8 +184,8 @@ pub fn suggest(
         out.tried += 1;
         out.suggestions.extend(try_one(proposed_by, c));
     }
-    // Most placed first; equal counts keep the order they were tried in (most proposed, then
-    // least disruptive).
+    // Most placed first; equal counts keep the order they were tried in: most proposed, then
+    // least disruptive, a change of a kind already placing pods after every other kind.
     out.suggestions
         .sort_by_key(|s| std::cmp::Reverse(s.places.len()));
     out.suggestions.truncate(limit);
@@ -209,16 +208,17 @@ impl Growth<'_> {
 
     /// A change adding one node like another, grown to the fewest such nodes that place the
     /// most pending pods: one node is often not what a deployment's pending replicas need.
-    /// `wanted` pods proposed the change (each would fit such a node empty). The count goes
-    /// first to what they would need if every node took as many as the first, then doubles
-    /// while that places more; then it comes down to the smallest count that places as many:
-    /// one less first (right when the pods are alike), then by halves. Each count is a plan of
-    /// its own, `plans` at most. Any other change is returned as it is.
-    fn clones(
+    /// `proposed_by` are the pods that proposed the change (each would fit such a node empty);
+    /// those the plan without it places anyway need no node. The count goes first to what the
+    /// others would need if every node took as many as the first, then doubles while that
+    /// places more and some are still left; then it comes down to the smallest count that
+    /// places as many: one less first (right when the pods are alike), then by halves. Each
+    /// count is a plan of its own, `plans` at most. Any other change is returned as it is.
+    fn grown(
         &self,
         one: Candidate,
         placed_by_one: Placed,
-        wanted: usize,
+        proposed_by: &[String],
         select: &(impl Fn(&Pod) -> bool + Clone + 'static),
         plans: &mut usize,
     ) -> (Candidate, Placed) {
@@ -229,6 +229,12 @@ impl Growth<'_> {
         if by_one == 0 {
             return (one, placed_by_one);
         }
+        let wanted = proposed_by
+            .iter()
+            .filter(|p| !self.before.contains(*p))
+            .count();
+        // More nodes than pods to place cannot place more.
+        let most_nodes = wanted.min(MAX_CLONES);
         let mut run = |count: usize| {
             (*plans > 0).then(|| {
                 *plans -= 1;
@@ -243,13 +249,13 @@ impl Growth<'_> {
         let mut best = (1, placed_by_one);
         // A count known to place fewer than `best` does (none below one node).
         let mut fewer = 0;
-        let mut more = wanted.div_ceil(by_one).clamp(2, MAX_CLONES);
+        let mut more = wanted.div_ceil(by_one).min(most_nodes);
         while self.gained(&best.1) < wanted && more > best.0 {
             match run(more) {
                 Some(Some(p)) if self.gained(&p) > self.gained(&best.1) => {
                     fewer = best.0;
                     best = (more, p);
-                    more = (more * 2).min(MAX_CLONES);
+                    more = (more * 2).min(most_nodes);
                 }
                 _ => break,
             }
@@ -259,6 +265,7 @@ impl Growth<'_> {
         while below > fewer {
             match run(below) {
                 Some(Some(p)) if self.gained(&p) >= most => best = (below, p),
+                // Fewer placed, or a plan that does not apply: not an answer either way.
                 Some(_) => fewer = below,
                 None => break,
             }

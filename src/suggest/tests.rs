@@ -219,9 +219,9 @@ fn all_pending_tries_each_kind_of_change_before_the_same_on_more_nodes() {
     items.push(cordoned(node("z", "4", json!({}))));
     items.push(pod("ns/p", None, "2", 0, json!({})));
     let s = all_pending_suggestions(items);
-    let first: Vec<&str> = s.iter().map(|s| s.edits[0].as_str()).collect();
-    assert!(first.contains(&"--uncordon"), "{first:?}");
-    assert!(first.contains(&"--untaint"), "{first:?}");
+    let flags: Vec<&str> = s.iter().map(|s| s.edits[0].as_str()).collect();
+    assert!(flags.contains(&"--uncordon"), "{flags:?}");
+    assert!(flags.contains(&"--untaint"), "{flags:?}");
 }
 
 #[test]
@@ -252,4 +252,44 @@ fn one_new_node_stays_one_when_it_places_every_pod_it_can() {
     assert_eq!(clone.edits, ["--clone-node", "a=1"]);
     assert_eq!(clone.description, "add 1 node like a");
     assert_eq!(clone.places.len(), 2);
+}
+
+/// Node `a` (4 cpu), full with a pod the pending ones cannot preempt, and pending pods of
+/// `(cpu, priority)`: the queue takes the higher priorities first.
+fn full_node_and_pending(pending: &[(&str, i32)]) -> Vec<Value> {
+    let mut items = vec![
+        node("a", "4", json!({})),
+        pod("ns/running", Some("a"), "4", 1000, json!({})),
+    ];
+    for (i, (cpu, priority)) in pending.iter().enumerate() {
+        items.push(pod(&format!("ns/p-{i}"), None, cpu, *priority, json!({})));
+    }
+    items
+}
+
+#[test]
+fn new_nodes_double_when_the_first_estimate_falls_short() {
+    // One new node takes the two small pods, so three look enough for six; but new nodes
+    // spread the small pods, each big one needs an empty node: 3 places 3, 6 places all, 5 not.
+    let clone = new_nodes_suggested(full_node_and_pending(&[
+        ("2", 10),
+        ("2", 10),
+        ("4", 0),
+        ("4", 0),
+        ("4", 0),
+        ("4", 0),
+    ]));
+    assert_eq!(clone.edits, ["--clone-node", "a=6"]);
+    assert_eq!(clone.places.len(), 6);
+}
+
+#[test]
+fn new_nodes_come_down_when_the_first_estimate_is_too_many() {
+    // One new node takes the big pod alone, so seven look needed; two small pods share a node:
+    // 7 and 6 place all, 3 does not, 4 does.
+    let mut pending = vec![("4", 10)];
+    pending.extend([("2", 0); 6]);
+    let clone = new_nodes_suggested(full_node_and_pending(&pending));
+    assert_eq!(clone.edits, ["--clone-node", "a=4"]);
+    assert_eq!(clone.places.len(), 7);
 }
