@@ -16,7 +16,8 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// Change plans run at most (each queues every pending pod).
+/// Changes tried at most, each a plan queuing every pending pod (growing new-node changes runs
+/// up to `MAX_GROWTH_PLANS` more).
 pub const MAX_PLANS: usize = 8;
 
 /// A verified cluster change and the pending pods it places.
