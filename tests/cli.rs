@@ -1542,14 +1542,12 @@ fn all_pending_suggests_as_many_new_nodes_as_the_replicas_need() {
     }
     std::fs::write(&cluster, text).unwrap();
     let cluster = cluster.to_str().unwrap();
-    let (code, json, err) = run(&[
-        "explain",
-        "--snapshot",
-        cluster,
-        "--all-pending",
-        "-o",
-        "json",
-    ]);
+    let all_pending = |extra: &[&str]| {
+        let mut args = vec!["explain", "--snapshot", cluster, "--all-pending"];
+        args.extend(extra);
+        run(&args)
+    };
+    let (code, json, err) = all_pending(&["-o", "json"]);
     assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let first = &v["suggestions"][0];
@@ -1560,26 +1558,12 @@ fn all_pending_suggests_as_many_new_nodes_as_the_replicas_need() {
     );
     assert_eq!(first["places"].as_array().unwrap().len(), 8, "{first}");
     for count in ["7", "8"] {
-        let (_, out, _) = run(&[
-            "explain",
-            "--snapshot",
-            cluster,
-            "--all-pending",
-            "--clone-node",
-            &format!("worker-b1={count}"),
-        ]);
+        let (_, out, _) = all_pending(&["--clone-node", &format!("worker-b1={count}")]);
         let preempting = out.contains("preempting");
         assert_eq!(preempting, count == "7", "{out}");
     }
     for colour in ["never", "always"] {
-        let (code, out, _) = run(&[
-            "explain",
-            "--snapshot",
-            cluster,
-            "--all-pending",
-            "--color",
-            colour,
-        ]);
+        let (code, out, _) = all_pending(&["--color", colour]);
         assert_eq!(code, 1);
         let section = &out[out.find("What would place them").expect("the section")..];
         insta::assert_snapshot!(format!("all_pending_new_nodes_80_{colour}"), section);

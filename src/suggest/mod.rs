@@ -236,27 +236,37 @@ pub fn suggest(p: &Problem, limit: usize) -> Suggestions {
     out
 }
 
-/// Verifies candidates in rank order, one family at a time: a candidate whose family already
-/// has a suggestion waits until every other family has had its turn, so that removing the same
-/// taint from twenty GPU nodes does not fill every slot ahead of a different kind of change.
+/// Verifies candidates in rank order, one family at a time (`one_family_at_a_time`).
 fn verify_in_order(
     v: &mut Verifier,
     candidates: &[Candidate],
     limit: usize,
     out: &mut Suggestions,
 ) {
+    one_family_at_a_time(candidates, |c| *c, |c| verify_one(v, c, limit, out));
+}
+
+/// Candidates in rank order, one family at a time: a candidate whose family already has a
+/// suggestion waits until every other family has had its turn, so that removing the same taint
+/// from twenty GPU nodes does not fill every slot ahead of a different kind of change.
+/// `suggest` tries one and says whether it became a suggestion.
+fn one_family_at_a_time<T>(
+    candidates: impl IntoIterator<Item = T>,
+    candidate: impl Fn(&T) -> &Candidate,
+    mut suggest: impl FnMut(T) -> bool,
+) {
     let mut suggested = BTreeSet::new();
     let mut deferred = Vec::new();
     for c in candidates {
-        let family = c.family();
+        let family = candidate(&c).family();
         if suggested.contains(&family) {
             deferred.push(c);
-        } else if verify_one(v, c, limit, out) {
+        } else if suggest(c) {
             suggested.insert(family);
         }
     }
     for c in deferred {
-        verify_one(v, c, limit, out);
+        suggest(c);
     }
 }
 

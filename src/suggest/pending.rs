@@ -159,32 +159,20 @@ pub fn suggest(
             evicts,
         })
     };
-    // One family at a time, as for a single pod (`verify_in_order`): removing the same taint
-    // from twenty GPU nodes waits until every other kind of change has had its turn.
-    let mut families_placing = BTreeSet::new();
-    let mut deferred = Vec::new();
-    for (proposed_by, c) in order {
-        if out.tried >= MAX_PLANS {
-            break;
-        }
-        let family = c.family();
-        if families_placing.contains(&family) {
-            deferred.push((proposed_by, c));
-            continue;
-        }
-        out.tried += 1;
-        if let Some(p) = try_one(proposed_by, c) {
-            out.suggestions.push(p);
-            families_placing.insert(family);
-        }
-    }
-    for (proposed_by, c) in deferred {
-        if out.tried >= MAX_PLANS {
-            break;
-        }
-        out.tried += 1;
-        out.suggestions.extend(try_one(proposed_by, c));
-    }
+    super::one_family_at_a_time(
+        order,
+        |(_, c)| c,
+        |(proposed_by, c)| {
+            if out.tried >= MAX_PLANS {
+                return false;
+            }
+            out.tried += 1;
+            let placing = try_one(proposed_by, c);
+            let placed_some = placing.is_some();
+            out.suggestions.extend(placing);
+            placed_some
+        },
+    );
     // Most placed first; equal counts keep the order they were tried in: most proposed, then
     // least disruptive, a change of a kind already placing pods after every other kind.
     out.suggestions
